@@ -1,0 +1,51 @@
+"""npusim: a PyTorch-style framework with a second device, ``npu``, on every machine.
+
+``import npusim`` builds the host framework (``npusim.core``), registers the CPU
+kernels, then plugs in the npu backend through the public PrivateUse1 extension
+points, exactly as a third-party backend would.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .core import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
+from .core import dispatcher as _dispatcher
+from .core import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor methods)
+from .core.device import device
+from .core.device_context import get_default_device, set_default_device
+from .core.dlpack import from_dlpack
+from .core.dtype import (  # noqa: F401
+    bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half,
+    iinfo, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
+)
+from .core.factories import as_tensor, asarray, from_numpy, tensor
+from .core.functional import *  # noqa: F401,F403  (torch's operator functions)
+from .core.functional import __all__ as _functional_all
+from .core.memory_format import (  # noqa: F401
+    channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
+)
+from .core.ops_namespace import ops
+from .core.printing import get_printoptions, set_printoptions
+from .core.public_factories import (  # noqa: F401
+    arange, empty, empty_like, empty_strided, eye, full, full_like, linspace, ones, ones_like, scalar_tensor,
+    zeros, zeros_like,
+)
+from .core.storage import UntypedStorage
+from .core.tensor import Size, Tensor
+from .core import return_types  # noqa: F401
+from . import library  # noqa: F401
+from . import native as _native  # noqa: F401
+from .native import cpu_registration as _cpu_registration  # noqa: F401
+from ._device_module import _register_device_module  # noqa: F401
+from . import utils  # noqa: F401
+
+_dispatcher.device_keys = lambda d: _resolve_keys(d)
+
+
+def _resolve_keys(d):
+    from .core.tensor import resolve_target_device
+    return resolve_target_device(d)._ks
+
+
+__all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
+           "ops", "library", "utils", "UntypedStorage"] + list(_functional_all)

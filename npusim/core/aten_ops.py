@@ -1,0 +1,10 @@
+"""Defines the aten operators (schemas only) at import, through the Library API."""
+from __future__ import annotations
+
+from .library import _INTERNAL, Library
+from .native_functions import SCHEMAS
+
+_lib = Library("aten", "DEF", _owner=_INTERNAL)
+for _line in SCHEMAS.strip().splitlines():
+    if _line.strip():
+        _lib.define(_line.strip())

@@ -1,0 +1,1 @@
+"""The autograd engine: graph nodes, the backward pass and grad modes."""

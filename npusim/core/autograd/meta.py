@@ -1,0 +1,69 @@
+"""Per-tensor autograd state (torch's AutogradMeta) and the rules for setting it."""
+from __future__ import annotations
+
+
+class AutogradMeta:
+    __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks", "grad_accumulator",
+                 "post_accumulate_hooks", "__weakref__")
+
+    def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.grad_fn = grad_fn
+        self.output_nr = output_nr
+        self.retains_grad = False
+        self.hooks = None
+        self.grad_accumulator = None
+        self.post_accumulate_hooks = None
+
+
+def set_requires_grad(t, flag) -> None:
+    flag = bool(flag)
+    am = t._am
+    if am is not None and am.grad_fn is not None:
+        if not flag:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you want to use a "
+                               "computed variable in a subgraph that doesn't require differentiation use "
+                               "var_no_grad = var.detach().")
+        return
+    if flag and not t.is_floating_point():
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    if am is None:
+        if not flag:
+            return
+        am = t._am = AutogradMeta()
+    am.requires_grad = flag
+    t._ks = t._device._grad_ks if flag else t._device._ks
+
+
+def read_grad(t):
+    am = t._am
+    if am.grad_fn is not None and not am.retains_grad:
+        import warnings
+        warnings.warn(
+            "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+            "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+            "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor "
+            "by mistake, make sure you access the leaf Tensor instead. See "
+            "github.com/pytorch/pytorch/pull/30531 for more informations.", UserWarning, stacklevel=3)
+    return am.grad
+
+
+def write_grad(t, value) -> None:
+    from ..tensor import Tensor
+    if value is not None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}")
+        if value._device is not t._device:
+            raise RuntimeError("assigned grad has data located on a different device")
+        if value._a.dtype != t._a.dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if value._a.shape != t._a.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+    am = t._am
+    if am is None:
+        if value is None:
+            return
+        am = t._am = AutogradMeta()
+    am.grad = value

@@ -1,0 +1,117 @@
+"""What a device type's runtime tells the host framework.
+
+This is the analogue of PyTorch's ``PrivateUse1HooksInterface`` plus the
+per-device-type allocator (``c10::SetAllocator``): a backend registers one
+``DeviceHooks`` object for its device type, and core asks it for the device
+count, the current device, lazy initialisation and the storage of new arrays.
+Core never imports a backend; without hooks a device type has no devices.
+"""
+from __future__ import annotations
+
+import threading
+
+from .device import CPU, PRIVATEUSE1, device, privateuse1_backend_name
+
+__all__ = ["DeviceHooks", "register_device_hooks", "get_device_hooks", "resolve_device"]
+
+
+class DeviceHooks:
+    """Override what your runtime supports; the defaults describe an absent device."""
+
+    def is_available(self) -> bool:
+        return False
+
+    def device_count(self) -> int:
+        return 0
+
+    def current_device(self) -> int:
+        return 0
+
+    def array_namespace(self, device):
+        """The array module arrays of ``device`` live in (numpy for an emulated device)."""
+        import numpy
+        return numpy
+
+    def lazy_init(self) -> None:
+        """Called before the first tensor is made on this device type."""
+
+    def new_storage(self, array, device):
+        """Return the UntypedStorage that owns ``array``, a result just made on ``device``.
+
+        Called for every new array when ``tracks_storage`` is true, so memory
+        statistics and out-of-memory checks can see it. Returning None makes the
+        storage lazily, as on the cpu.
+        """
+        return None
+
+    def check_allocation(self, nbytes: int, device) -> None:
+        """Raise before an allocation of ``nbytes`` that cannot succeed."""
+
+    tracks_storage = False
+
+
+_HOOKS: dict[str, DeviceHooks] = {}
+_lock = threading.Lock()
+
+
+def register_device_hooks(device_type: str, hooks: DeviceHooks) -> None:
+    """Register the runtime hooks of ``device_type`` (once per type)."""
+    typ = device(device_type)._type
+    if typ == "cpu":
+        raise RuntimeError("the cpu device's hooks are built in and cannot be replaced")
+    with _lock:
+        if typ in _HOOKS:
+            raise RuntimeError(f"device hooks for '{device_type}' are already registered")
+        _HOOKS[typ] = hooks
+    _refresh_device_objects()
+
+
+def get_device_hooks(device_type: str) -> DeviceHooks | None:
+    return _HOOKS.get(device(device_type)._type)
+
+
+def _refresh_device_objects():
+    _TRACKING.clear()
+
+
+# device -> hooks for device types whose new arrays must be reported (absent: none)
+_TRACKING: dict = {}
+
+
+def storage_hook(dev):
+    """The hooks that must see new arrays on ``dev``, or None (cpu and untracked types)."""
+    if dev is CPU:
+        return None
+    try:
+        return _TRACKING[dev]
+    except KeyError:
+        h = _HOOKS.get(dev._type)
+        h = h if (h is not None and h.tracks_storage) else None
+        _TRACKING[dev] = h
+        return h
+
+
+def resolve_device(d) -> device:
+    """A concrete device for a new tensor: index filled in and checked against the count."""
+    d = d if d.__class__ is device else device(d)
+    if d is CPU:
+        return d
+    typ = d._type
+    if typ == "cpu":
+        return CPU  # "cpu:0" tensors report device "cpu", as in torch
+    hooks = _HOOKS.get(typ)
+    name = d.type
+    if hooks is None:
+        if typ == PRIVATEUSE1:
+            raise RuntimeError(f"no backend is registered for the '{name}' device type "
+                               f"(PrivateUse1 is named '{privateuse1_backend_name()}')")
+        raise RuntimeError(f"npusim has no backend for the '{name}' device type")
+    hooks.lazy_init()
+    idx = d.index
+    if idx is None:
+        return device(typ if typ != PRIVATEUSE1 else name, hooks.current_device())
+    count = hooks.device_count()
+    if idx >= count:
+        raise RuntimeError(f"Invalid device {d}: the {name} backend has {count} device"
+                           f"{'s' if count != 1 else ''} (valid indices 0..{count - 1})")
+    return d

@@ -1,0 +1,200 @@
+"""Dtypes, the default dtype, and PyTorch's type-promotion rules.
+
+Each ``dtype`` wraps the NumPy dtype that stores it (bfloat16 comes from
+ml_dtypes); kernels work on NumPy dtypes and never see these objects.
+"""
+from __future__ import annotations
+
+import threading
+
+import ml_dtypes
+import numpy as np
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+    "bfloat16", "float32", "float64", "half", "float", "double", "short", "int",
+    "long", "get_default_dtype", "set_default_dtype", "promote_types",
+    "can_cast", "finfo", "iinfo",
+]
+
+_builtin_bool, _builtin_int, _builtin_float = bool, int, float
+
+# Promotion categories, lowest first: bool < integral < floating.
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type, named and behaving like ``torch.dtype``."""
+
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_signed",
+                 "is_complex", "_category", "_rank")
+
+    def __init__(self, name, np_dtype, category, rank):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == _FLOAT
+        self.is_complex = False
+        self.is_signed = category == _FLOAT or (category == _INT and self.np.kind == "i")
+        self._category = category
+        self._rank = rank
+
+    def __repr__(self):
+        return "npusim." + self.name
+
+    __str__ = __repr__
+
+    def __reduce__(self):
+        # Dtypes are singletons: unpickling must give back the same object.
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+    def to_complex(self):
+        raise RuntimeError(f"to_complex: {self} has no complex counterpart in npusim")
+
+
+bool = dtype("bool", np.bool_, _BOOL, 0)
+uint8 = dtype("uint8", np.uint8, _INT, 1)
+int8 = dtype("int8", np.int8, _INT, 2)
+int16 = dtype("int16", np.int16, _INT, 3)
+int32 = dtype("int32", np.int32, _INT, 4)
+int64 = dtype("int64", np.int64, _INT, 5)
+float16 = dtype("float16", np.float16, _FLOAT, 6)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, 7)
+float32 = dtype("float32", np.float32, _FLOAT, 8)
+float64 = dtype("float64", np.float64, _FLOAT, 9)
+
+half, float, double = float16, float32, float64
+short, int, long = int16, int32, int64
+
+ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL_DTYPES}
+# NumPy dtype -> npusim dtype; hashing an np.dtype is cheap and exact.
+FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    try:
+        return FROM_NUMPY[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
+            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+# --- promotion table (PyTorch's promoteTypes for these dtypes) --------------
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    if a._category != b._category:
+        return a if a._category > b._category else b
+    if a._category == _FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a._rank > b._rank else b
+    if a._category == _INT:
+        if uint8 in (a, b):
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return a if a._rank > b._rank else b
+    return a
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+
+
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both ``type1`` and ``type2`` can be cast to safely."""
+    try:
+        return _PROMOTE[type1, type2]
+    except KeyError:
+        bad = type1 if not isinstance(type1, dtype) else type2
+        raise TypeError(
+            f"promote_types(): argument 'type1' and 'type2' must be npusim.dtype, not {type(bad).__name__}"
+        ) from None
+
+
+def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
+    """PyTorch's same-kind rule: no float->integral, no non-bool->bool."""
+    if not isinstance(from_, dtype) or not isinstance(to, dtype):
+        raise TypeError("can_cast(): arguments 'from_' and 'to' must be npusim.dtype")
+    return from_._category <= to._category
+
+
+# --- the default dtype -------------------------------------------------------
+
+_default = float32
+_lock = threading.Lock()
+
+
+def get_default_dtype() -> dtype:
+    return _default
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the dtype of new floating tensors (float16/bfloat16/float32/float64)."""
+    global _default
+    if not isinstance(d, dtype) or not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    with _lock:
+        _default = d
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python scalar takes when it becomes a tensor on its own."""
+    if isinstance(value, _builtin_bool) or isinstance(value, np.bool_):
+        return bool
+    if isinstance(value, (_builtin_int, np.integer)):
+        return int64
+    if isinstance(value, (_builtin_float, np.floating)):
+        return _default
+    raise TypeError(f"expected a Python number, got {type(value).__name__}")
+
+
+# --- finfo / iinfo -----------------------------------------------------------
+
+class finfo:
+    """Machine limits of a floating dtype (``torch.finfo``)."""
+
+    def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's parameter name
+        type = _default if type is None else type
+        if not isinstance(type, dtype) or not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'".replace("torch.", "npusim."))
+        info = ml_dtypes.finfo(type.np)
+        self.dtype = type.name
+        self.bits = type.itemsize * 8
+        self.eps = _builtin_float(info.eps)
+        self.max = _builtin_float(info.max)
+        self.min = _builtin_float(info.min)
+        self.tiny = self.smallest_normal = _builtin_float(info.tiny)
+        self.resolution = _builtin_float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integral dtype (``torch.iinfo``)."""
+
+    def __init__(self, type: dtype):  # noqa: A002
+        if not isinstance(type, dtype) or type.is_floating_point:
+            raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle 'finfo'")
+        if type is bool:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            info = np.iinfo(type.np)
+            self.bits, self.min, self.max = info.bits, _builtin_int(info.min), _builtin_int(info.max)
+        self.dtype = type.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

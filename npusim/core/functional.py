@@ -1,0 +1,930 @@
+"""The public operator functions (``npusim.add``, ``npusim.sum``, ...).
+
+Each function has torch's Python signature and picks the aten overload the
+arguments call for (functional or ``out=``, reduction over all dims or some,
+...). The overloads' dispatch functions are bound once at import.
+"""
+from __future__ import annotations
+
+import builtins
+
+from . import dtype as D
+from . import promotion, return_types
+from .factories import parse_size
+from .ops_namespace import aten
+from .tensor import Tensor
+
+__all__ = []  # filled by _export
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return fn
+
+
+def _check_input(x, fname, argname="input", pos=1):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def _ov(name, overload="default"):
+    return getattr(getattr(aten, name), overload).fn
+
+
+# --- elementwise: generated -----------------------------------------------------------
+
+def _unary(name, op_name=None, has_out=True):
+    op_name = op_name or name
+    f = _ov(op_name)
+    fo = _ov(op_name, "out") if has_out else None
+
+    def fn(input, *, out=None):
+        _check_input(input, name)
+        if out is None:
+            return f(input)
+        if fo is None:
+            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+        return fo(input, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}(input, *, out=None) -> Tensor"
+    return _export(fn)
+
+
+for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+           "sigmoid", "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10",
+           "sinh", "cosh", "asin", "acos", "atan", "logical_not", "bitwise_not"):
+    globals()[_n] = _unary(_n)
+for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
+                   ("arccos", "acos"), ("arctan", "atan")):
+    globals()[_alias] = _unary(_alias, _n)
+for _n in ("isnan", "isinf", "isfinite", "square", "relu"):
+    globals()[_n] = _unary(_n, has_out=False)
+
+
+def _binary(name, functional=("Tensor",), out="out", op_name=None):
+    op_name = op_name or name
+    f = _ov(op_name, functional[0])
+    fo = _ov(op_name, out)
+
+    def fn(input, other, *, out=None):
+        _check_input(input, name)
+        if out is None:
+            return f(input, other)
+        return fo(input, other, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}(input, other, *, out=None) -> Tensor"
+    return _export(fn)
+
+
+mul = _binary("mul")
+multiply = _binary("multiply", op_name="mul")
+remainder = _binary("remainder", out="Tensor_out")
+fmod = _binary("fmod", out="Tensor_out")
+floor_divide = _binary("floor_divide", ("default",))
+maximum = _binary("maximum", ("default",))
+minimum = _binary("minimum", ("default",))
+atan2 = _binary("atan2", ("default",))
+arctan2 = _binary("arctan2", ("default",), op_name="atan2")
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    globals()[_n] = _binary(_n, out="Tensor_out")
+for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                   ("not_equal", "ne")):
+    globals()[_alias] = _binary(_alias, out="Tensor_out", op_name=_n)
+for _n in ("logical_and", "logical_or", "logical_xor"):
+    globals()[_n] = _binary(_n, ("default",))
+for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    globals()[_n] = _binary(_n, out="Tensor_out")
+
+_add, _add_out = _ov("add", "Tensor"), _ov("add", "out")
+_sub, _sub_out = _ov("sub", "Tensor"), _ov("sub", "out")
+_div, _div_out = _ov("div", "Tensor_mode"), _ov("div", "out_mode")
+_pow, _pow_out, _pow_s, _pow_s_out = (_ov("pow", "Tensor_Tensor"), _ov("pow", "Tensor_Tensor_out"),
+                                      _ov("pow", "Scalar"), _ov("pow", "Scalar_out"))
+
+
+@_export
+def add(input, other, *, alpha=1, out=None):
+    _check_input(input, "add")
+    if out is None:
+        return _add(input, other, alpha=alpha)
+    return _add_out(input, other, alpha=alpha, out=out)
+
+
+@_export
+def sub(input, other, *, alpha=1, out=None):
+    _check_input(input, "sub")
+    if out is None:
+        return _sub(input, other, alpha=alpha)
+    return _sub_out(input, other, alpha=alpha, out=out)
+
+
+subtract = sub
+
+
+@_export
+def rsub(input, other, *, alpha=1):
+    _check_input(input, "rsub")
+    return _ov("rsub", "Tensor")(input, other, alpha=alpha)
+
+
+@_export
+def div(input, other, *, rounding_mode=None, out=None):
+    _check_input(input, "div")
+    if out is None:
+        return _div(input, other, rounding_mode=rounding_mode)
+    return _div_out(input, other, rounding_mode=rounding_mode, out=out)
+
+
+divide = div
+
+
+@_export
+def true_divide(dividend, divisor, *, out=None):
+    return div(dividend, divisor, out=out)
+
+
+@_export
+def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
+    if not isinstance(input, Tensor):
+        if not isinstance(exponent, Tensor):
+            raise TypeError("pow(): expected at least one Tensor argument")
+        return _pow_s(input, exponent) if out is None else _pow_s_out(input, exponent, out=out)
+    return _pow(input, exponent) if out is None else _pow_out(input, exponent, out=out)
+
+
+@_export
+def round(input, *, decimals=0, out=None):  # noqa: A001
+    _check_input(input, "round")
+    if out is None:
+        return _ov("round", "decimals")(input, decimals=decimals)
+    return _ov("round", "decimals_out")(input, decimals=decimals, out=out)
+
+
+@_export
+def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
+    _check_input(input, "clamp")
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    if out is None:
+        return _ov("clamp", "Tensor" if tensors else "default")(input, min, max)
+    return _ov("clamp", "Tensor_out" if tensors else "out")(input, min, max, out=out)
+
+
+clip = clamp
+
+
+@_export
+def clamp_min(input, min):  # noqa: A002
+    return clamp(input, min, None)
+
+
+@_export
+def clamp_max(input, max):  # noqa: A002
+    return clamp(input, None, max)
+
+
+@_export
+def lerp(input, end, weight, *, out=None):
+    _check_input(input, "lerp")
+    ov = "Tensor" if isinstance(weight, Tensor) else "Scalar"
+    if out is None:
+        return _ov("lerp", ov)(input, end, weight)
+    return _ov("lerp", ov + "_out")(input, end, weight, out=out)
+
+
+@_export
+def where(condition, input=None, other=None, *, out=None):
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    if out is None:
+        return _ov("where", "self")(condition, input, other)
+    return _ov("where", "self_out")(condition, input, other, out=out)
+
+
+@_export
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    _check_input(input, "nan_to_num")
+    if out is None:
+        return _ov("nan_to_num")(input, nan, posinf, neginf)
+    return _ov("nan_to_num", "out")(input, nan, posinf, neginf, out=out)
+
+
+@_export
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    _check_input(input, "isclose")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    if not input.is_floating_point():
+        return eq(input, other)
+    close = le(abs(sub(input, other)), add(mul(abs(other), rtol), atol))
+    close = logical_or(close, eq(input, other))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(input), isnan(other)))
+    return close
+
+
+@_export
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return builtins.bool(all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+@_export
+def equal(input, other) -> bool:
+    _check_input(input, "equal")
+    if input.shape != other.shape:
+        return False
+    return builtins.bool(all(eq(input, other)).item())
+
+
+# --- reductions ---------------------------------------------------------------------------
+
+def _dims(dim):
+    if dim is None or isinstance(dim, (list, tuple)):
+        return dim
+    return [dim]
+
+
+@_export
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+    _check_input(input, "sum")
+    if dim is None and not keepdim and out is None:
+        return _ov("sum")(input, dtype=dtype)
+    if out is None:
+        return _ov("sum", "dim_IntList")(input, _dims(dim), keepdim, dtype=dtype)
+    return _ov("sum", "IntList_out")(input, _dims(dim), keepdim, dtype=dtype, out=out)
+
+
+@_export
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    _check_input(input, "mean")
+    if dim is None and not keepdim and out is None:
+        return _ov("mean")(input, dtype=dtype)
+    if out is None:
+        return _ov("mean", "dim")(input, _dims(dim), keepdim, dtype=dtype)
+    return _ov("mean", "out")(input, _dims(dim), keepdim, dtype=dtype, out=out)
+
+
+@_export
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    _check_input(input, "prod")
+    if dim is None:
+        if keepdim or out is not None:
+            raise TypeError("prod(): dim must be an int when keepdim or out is given")
+        return _ov("prod")(input, dtype=dtype)
+    if out is None:
+        return _ov("prod", "dim_int")(input, dim, keepdim, dtype=dtype)
+    return _ov("prod", "int_out")(input, dim, keepdim, dtype=dtype, out=out)
+
+
+def _minmax(name, tuple_type):
+    full, dim_ov, dim_out_ov, other_name = _ov(name), _ov(name, "dim"), _ov(name, f"dim_{name}"), \
+        ("maximum" if name == "max" else "minimum")
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        _check_input(input, name)
+        if isinstance(dim, Tensor):
+            return globals()[other_name](input, dim, out=out)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                                f"keepdim=bool): dim is required with keepdim")
+            if out is not None:
+                return _ov(name, "unary_out")(input, out=out) if hasattr(getattr(aten, name), "unary_out") \
+                    else _copy_into(out, full(input))
+            return full(input)
+        if out is None:
+            return tuple_type(*dim_ov(input, dim, keepdim))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"{name}(): argument 'out' must be a tuple of two Tensors")
+        kw = {name: out[0], f"{name}_values": out[1]}
+        return tuple_type(*dim_out_ov(input, dim, keepdim, **kw))
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+def _copy_into(out, r):
+    from .ops_namespace import aten as _aten
+    if out.shape != r.shape:
+        _aten.resize_.default(out, r.shape)
+    return _aten.copy_.default(out, r)
+
+
+max = _minmax("max", return_types.max)  # noqa: A001
+min = _minmax("min", return_types.min)  # noqa: A001
+
+
+def _amax_like(name):
+    f, fo = _ov(name), _ov(name, "out")
+
+    def fn(input, dim=(), keepdim=False, *, out=None):
+        _check_input(input, name)
+        dims = [] if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
+        return f(input, dims, keepdim) if out is None else fo(input, dims, keepdim, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+amax = _amax_like("amax")
+amin = _amax_like("amin")
+
+
+def _arg_like(name):
+    f, fo = _ov(name), _ov(name, "out")
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        _check_input(input, name)
+        return f(input, dim, keepdim) if out is None else fo(input, dim, keepdim, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+argmax = _arg_like("argmax")
+argmin = _arg_like("argmin")
+
+
+def _var_like(name):
+    f, fo = _ov(name, "correction"), _ov(name, "correction_out")
+
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        _check_input(input, name)
+        if isinstance(dim, bool) and unbiased is None:  # var(x, False): the legacy unbiased flag
+            dim, unbiased = None, dim
+        if unbiased is not None:
+            if correction is not None:
+                raise RuntimeError(f"{name}: can't specify both unbiased and correction")
+            correction = 1 if unbiased else 0
+        dims = _dims(dim)
+        if out is None:
+            return f(input, dims, correction=correction, keepdim=keepdim)
+        return fo(input, dims, correction=correction, keepdim=keepdim, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+var = _var_like("var")
+std = _var_like("std")
+
+
+def _var_mean_like(name):
+    f = _ov(name, "correction")
+
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        _check_input(input, name)
+        if isinstance(dim, bool) and unbiased is None:
+            dim, unbiased = None, dim
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        return tuple(f(input, _dims(dim), correction=correction, keepdim=keepdim))
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+var_mean = _var_mean_like("var_mean")
+std_mean = _var_mean_like("std_mean")
+
+
+@_export
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    _check_input(input, "norm")
+    if isinstance(p, str):
+        if p != "fro":
+            raise RuntimeError(f"norm(): p={p!r} is not supported by npusim (use 'fro' or a number)")
+        p = 2
+    if dim is None and not keepdim and out is None and dtype is None:
+        return _ov("norm", "Scalar")(input, p)
+    dims = list(range(input.dim())) if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    if out is not None:
+        return _ov("norm", "out")(input, p, dims, keepdim, out=out)
+    if dtype is not None:
+        return _ov("norm", "ScalarOpt_dim_dtype")(input, p, dims, keepdim, dtype=dtype)
+    return _ov("norm", "ScalarOpt_dim")(input, p, dims, keepdim)
+
+
+def _all_any(name):
+    f, f_dim, f_dims = _ov(name), _ov(name, "dim"), _ov(name, "dims")
+
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        _check_input(input, name)
+        if dim is None and not keepdim:
+            r = f(input)
+        elif isinstance(dim, (list, tuple)) or dim is None:
+            r = f_dims(input, dim, keepdim)
+        else:
+            r = f_dim(input, dim, keepdim)
+        return r if out is None else _copy_into(out, r)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+all = _all_any("all")  # noqa: A001
+any = _all_any("any")  # noqa: A001
+
+
+@_export
+def logsumexp(input, dim, keepdim=False, *, out=None):
+    _check_input(input, "logsumexp")
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    return _ov("logsumexp")(input, dims, keepdim) if out is None else \
+        _ov("logsumexp", "out")(input, dims, keepdim, out=out)
+
+
+def _cum(name):
+    f, fo = _ov(name), _ov(name, "out")
+
+    def fn(input, dim, *, dtype=None, out=None):
+        _check_input(input, name)
+        return f(input, dim, dtype=dtype) if out is None else fo(input, dim, dtype=dtype, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+cumsum = _cum("cumsum")
+cumprod = _cum("cumprod")
+
+
+@_export
+def softmax(input, dim, dtype=None):
+    _check_input(input, "softmax")
+    return _ov("softmax", "int")(input, dim, dtype)
+
+
+@_export
+def log_softmax(input, dim, dtype=None):
+    _check_input(input, "log_softmax")
+    return _ov("log_softmax", "int")(input, dim, dtype)
+
+
+@_export
+def count_nonzero(input, dim=None):
+    _check_input(input, "count_nonzero")
+    return sum(ne(input, 0), dim)
+
+
+# --- linear algebra ---------------------------------------------------------------------------
+
+def _mat(name, arg2):
+    f, fo = _ov(name), _ov(name, "out")
+
+    def fn(input, other, *, out=None):
+        _check_input(input, name)
+        _check_input(other, name, arg2, 2)
+        return f(input, other) if out is None else fo(input, other, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+matmul = _mat("matmul", "other")
+mm = _mat("mm", "mat2")
+bmm = _mat("bmm", "mat2")
+dot = _mat("dot", "tensor")
+mv = _mat("mv", "vec")
+
+
+@_export
+def vdot(input, other, *, out=None):
+    r = _ov("vdot")(input, other)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def outer(input, vec2, *, out=None):
+    r = _ov("outer")(input, vec2)
+    return r if out is None else _copy_into(out, r)
+
+
+ger = outer
+
+
+@_export
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    if out is None:
+        return _ov("addmm")(input, mat1, mat2, beta=beta, alpha=alpha)
+    return _ov("addmm", "out")(input, mat1, mat2, beta=beta, alpha=alpha, out=out)
+
+
+@_export
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    r = _ov("addmv")(input, mat, vec, beta=beta, alpha=alpha)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    r = _ov("baddbmm")(input, batch1, batch2, beta=beta, alpha=alpha)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def einsum(equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(equation).__name__}")
+    return _ov("einsum")(equation, list(operands))
+
+
+# --- joining and splitting ----------------------------------------------------------------------
+
+@_export
+def cat(tensors, dim=0, *, out=None):
+    return _ov("cat")(tensors, dim) if out is None else _ov("cat", "out")(tensors, dim, out=out)
+
+
+concat = concatenate = cat
+
+
+@_export
+def stack(tensors, dim=0, *, out=None):
+    return _ov("stack")(tensors, dim) if out is None else _ov("stack", "out")(tensors, dim, out=out)
+
+
+@_export
+def hstack(tensors, *, out=None):
+    ts = [atleast_1d(t) for t in tensors]
+    return cat(ts, 0 if ts and ts[0].dim() == 1 else 1, out=out)
+
+
+@_export
+def vstack(tensors, *, out=None):
+    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+
+
+@_export
+def atleast_1d(t):
+    return t.reshape(1) if t.dim() == 0 else t
+
+
+@_export
+def atleast_2d(t):
+    return t.reshape(1, -1) if t.dim() < 2 and t.dim() >= 0 and t.dim() != 2 else t
+
+
+@_export
+def split(tensor, split_size_or_sections, dim=0):
+    _check_input(tensor, "split", "tensor")
+    if isinstance(split_size_or_sections, (list, tuple)):
+        return tuple(_ov("split_with_sizes")(tensor, list(split_size_or_sections), dim))
+    return tuple(_ov("split", "Tensor")(tensor, split_size_or_sections, dim))
+
+
+@_export
+def chunk(input, chunks, dim=0):
+    _check_input(input, "chunk")
+    return tuple(_ov("chunk")(input, chunks, dim))
+
+
+@_export
+def unbind(input, dim=0):
+    _check_input(input, "unbind")
+    return tuple(_ov("unbind", "int")(input, dim))
+
+
+# --- indexing, sorting and friends ----------------------------------------------------------------
+
+@_export
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    _check_input(input, "gather")
+    return _ov("gather")(input, dim, index, sparse_grad=sparse_grad) if out is None else \
+        _ov("gather", "out")(input, dim, index, sparse_grad=sparse_grad, out=out)
+
+
+@_export
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    _check_input(input, "scatter")
+    if src is None and value is None:
+        raise TypeError("scatter(): expected a 'src' tensor or a scalar 'value'")
+    if src is not None and not isinstance(src, Tensor):
+        src, value = None, src
+    if src is not None:
+        return _ov("scatter", "src" if reduce is None else "reduce")(
+            input, dim, index, src, **({} if reduce is None else {"reduce": reduce}))
+    return _ov("scatter", "value" if reduce is None else "value_reduce")(
+        input, dim, index, value, **({} if reduce is None else {"reduce": reduce}))
+
+
+@_export
+def scatter_add(input, dim, index, src):
+    _check_input(input, "scatter_add")
+    return _ov("scatter_add")(input, dim, index, src)
+
+
+@_export
+def index_select(input, dim, index, *, out=None):
+    _check_input(input, "index_select")
+    return _ov("index_select")(input, dim, index) if out is None else \
+        _ov("index_select", "out")(input, dim, index, out=out)
+
+
+@_export
+def masked_select(input, mask, *, out=None):
+    _check_input(input, "masked_select")
+    return _ov("masked_select")(input, mask) if out is None else \
+        _ov("masked_select", "out")(input, mask, out=out)
+
+
+@_export
+def masked_fill(input, mask, value):
+    _check_input(input, "masked_fill")
+    return _ov("masked_fill", "Tensor" if isinstance(value, Tensor) else "Scalar")(input, mask, value)
+
+
+@_export
+def nonzero(input, *, out=None, as_tuple=False):
+    _check_input(input, "nonzero")
+    r = _ov("nonzero")(input)
+    if as_tuple:
+        if input.dim() == 0:
+            return (r.reshape(-1),)
+        return tuple(r.t().unbind(0)) if r.numel() or input.dim() else tuple()
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def argwhere(input):
+    return nonzero(input)
+
+
+@_export
+def index_put(input, indices, values, accumulate=False):
+    _check_input(input, "index_put")
+    return _ov("index_put")(input, list(indices), values, accumulate)
+
+
+@_export
+def sort(input, dim=-1, descending=False, *, stable=False, out=None):
+    _check_input(input, "sort")
+    if out is None:
+        return return_types.sort(*_ov("sort", "stable")(input, stable=stable, dim=dim, descending=descending))
+    return return_types.sort(*_ov("sort", "values_stable")(input, stable=stable, dim=dim, descending=descending,
+                                                            values=out[0], indices=out[1]))
+
+
+@_export
+def argsort(input, dim=-1, descending=False, *, stable=False):
+    _check_input(input, "argsort")
+    return _ov("argsort", "stable")(input, stable=stable, dim=dim, descending=descending)
+
+
+@_export
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002
+    _check_input(input, "topk")
+    if out is None:
+        return return_types.topk(*_ov("topk")(input, k, dim, largest, sorted))
+    return return_types.topk(*_ov("topk", "values")(input, k, dim, largest, sorted, values=out[0],
+                                                     indices=out[1]))
+
+
+@_export
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):  # noqa: A002
+    _check_input(input, "unique")
+    if dim is None:
+        out, inv, counts = _ov("_unique2")(input, sorted, return_inverse, return_counts)
+    else:
+        out, inv, counts = _ov("unique_dim")(input, dim, sorted, return_inverse, return_counts)
+    res = (out,) + ((inv,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return res[0] if len(res) == 1 else res
+
+
+@_export
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    _check_input(input, "unique_consecutive")
+    out, inv, counts = _ov("unique_consecutive")(input, return_inverse, return_counts, dim)
+    res = (out,) + ((inv,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return res[0] if len(res) == 1 else res
+
+
+@_export
+def flip(input, dims):
+    _check_input(input, "flip")
+    return _ov("flip")(input, list(dims) if isinstance(dims, (list, tuple)) else [dims])
+
+
+@_export
+def fliplr(input):
+    return flip(input, [1])
+
+
+@_export
+def flipud(input):
+    return flip(input, [0])
+
+
+@_export
+def roll(input, shifts, dims=None):
+    _check_input(input, "roll")
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = [] if dims is None else (list(dims) if isinstance(dims, (list, tuple)) else [dims])
+    return _ov("roll")(input, shifts, dims)
+
+
+def _tri(name):
+    f, fo = _ov(name), _ov(name, "out")
+
+    def fn(input, diagonal=0, *, out=None):
+        _check_input(input, name)
+        return f(input, diagonal) if out is None else fo(input, diagonal, out=out)
+
+    fn.__name__ = fn.__qualname__ = name
+    return _export(fn)
+
+
+tril = _tri("tril")
+triu = _tri("triu")
+
+
+@_export
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    if repeats is None:
+        return _ov("repeat_interleave", "Tensor")(input, output_size=output_size)
+    _check_input(input, "repeat_interleave")
+    if isinstance(repeats, Tensor):
+        return _ov("repeat_interleave", "self_Tensor")(input, repeats, dim, output_size=output_size)
+    return _ov("repeat_interleave", "self_int")(input, repeats, dim, output_size=output_size)
+
+
+@_export
+def tile(input, dims):
+    _check_input(input, "tile")
+    return _ov("tile")(input, list(dims) if isinstance(dims, (list, tuple)) else [dims])
+
+
+# --- shape and views ----------------------------------------------------------------------------------
+
+@_export
+def reshape(input, shape):
+    _check_input(input, "reshape")
+    return _ov("reshape")(input, parse_size((shape,) if not isinstance(shape, int) else (shape,), "reshape"))
+
+
+@_export
+def flatten(input, start_dim=0, end_dim=-1):
+    _check_input(input, "flatten")
+    return _ov("flatten", "using_ints")(input, start_dim, end_dim)
+
+
+@_export
+def unflatten(input, dim, sizes):
+    _check_input(input, "unflatten")
+    return _ov("unflatten", "int")(input, dim, list(sizes))
+
+
+@_export
+def squeeze(input, dim=None):
+    _check_input(input, "squeeze")
+    if dim is None:
+        return _ov("squeeze")(input)
+    if isinstance(dim, (list, tuple)):
+        return _ov("squeeze", "dims")(input, list(dim))
+    return _ov("squeeze", "dim")(input, dim)
+
+
+@_export
+def unsqueeze(input, dim):
+    _check_input(input, "unsqueeze")
+    return _ov("unsqueeze")(input, dim)
+
+
+@_export
+def transpose(input, dim0, dim1):
+    _check_input(input, "transpose")
+    return _ov("transpose", "int")(input, dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+@_export
+def permute(input, dims):
+    _check_input(input, "permute")
+    return _ov("permute")(input, list(dims))
+
+
+@_export
+def t(input):
+    _check_input(input, "t")
+    return _ov("t")(input)
+
+
+@_export
+def narrow(input, dim, start, length):
+    _check_input(input, "narrow")
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    return _ov("narrow")(input, dim, start, length)
+
+
+@_export
+def select(input, dim, index):
+    _check_input(input, "select")
+    return _ov("select", "int")(input, dim, index)
+
+
+@_export
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    _check_input(input, "diagonal")
+    return _ov("diagonal")(input, offset, dim1, dim2)
+
+
+@_export
+def as_strided(input, size, stride, storage_offset=None):
+    _check_input(input, "as_strided")
+    return _ov("as_strided")(input, list(size), list(stride), storage_offset)
+
+
+@_export
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    n = input.dim()
+    src = [d % n if n else 0 for d in src]
+    dst = [d % n if n else 0 for d in dst]
+    order = [d for d in range(n) if d not in src]
+    perm = [None] * n
+    for s, d in zip(src, dst):
+        perm[d] = s
+    it = iter(order)
+    perm = [p if p is not None else next(it) for p in perm]
+    return permute(input, perm)
+
+
+moveaxis = movedim
+
+
+@_export
+def broadcast_shapes(*shapes):
+    from .tensor import Size
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, int) else tuple(s)
+        for i in range(1, len(s) + 1):
+            if len(out) < i:
+                out.insert(0, s[-i])
+            elif out[-i] == 1:
+                out[-i] = s[-i]
+            elif s[-i] != 1 and s[-i] != out[-i]:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                                   f"between arg 0 and arg 1.")
+    return Size(out)
+
+
+@_export
+def broadcast_to(input, size):
+    return _ov("expand")(input, list(size))
+
+
+@_export
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = broadcast_shapes(*[t.shape for t in tensors])
+    return tuple(_ov("expand")(t, list(shape)) for t in tensors)
+
+
+@_export
+def clone(input, *, memory_format=None):
+    _check_input(input, "clone")
+    return _ov("clone")(input, memory_format=memory_format)
+
+
+@_export
+def detach(input):
+    return _ov("detach")(input)
+
+
+# --- type helpers -------------------------------------------------------------------------------------
+
+@_export
+def result_type(tensor1, tensor2) -> D.dtype:
+    """The dtype an op on ``tensor1`` and ``tensor2`` (tensors or numbers) computes in."""
+    return promotion.result_type(tensor1, tensor2)
+
+
+@_export
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+@_export
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+@_export
+def numel(input) -> int:
+    return input.numel()

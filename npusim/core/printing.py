@@ -1,0 +1,195 @@
+"""``repr(tensor)`` exactly as torch formats it, and ``set_printoptions``.
+
+The formatting decisions (integer mode, scientific mode, column width,
+summarisation with edge items, line wrapping, suffixes) follow torch's
+``_tensor_str``; values are read from a host copy in float64.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import dtype as D
+from .device import CPU
+
+
+@dataclass
+class _PrintOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """Set the options used by ``repr(tensor)`` (torch.set_printoptions)."""
+    if profile is not None:
+        presets = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, math.inf, 3, 80)}
+        if profile not in presets:
+            raise ValueError(f"Invalid profile: {profile}")
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = presets[profile]
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+def get_printoptions() -> dict:
+    return dict(PRINT_OPTS.__dict__)
+
+
+class _Formatter:
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        p = PRINT_OPTS.precision
+        flat = values.reshape(-1)
+        if not floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+        else:
+            vals = flat[np.isfinite(flat) & (flat != 0)]
+            if vals.size:
+                absv = np.abs(vals)
+                lo, hi = float(absv.min()), float(absv.max())
+                self.int_mode = bool(np.all(vals == np.ceil(vals)))
+                if self.int_mode:
+                    if hi / lo > 1000.0 or hi > 1.0e8:
+                        self.sci_mode = True
+                        widths = (len(f"{v:.{p}e}") for v in vals.tolist())
+                    else:
+                        widths = (len(f"{v:.0f}") + 1 for v in vals.tolist())
+                else:
+                    if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+                        self.sci_mode = True
+                        widths = (len(f"{v:.{p}e}") for v in vals.tolist())
+                    else:
+                        widths = (len(f"{v:.{p}f}") for v in vals.tolist())
+                self.max_width = max(self.max_width, max(widths))
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
+
+    def format(self, v) -> str:
+        p = PRINT_OPTS.precision
+        if self.floating:
+            if self.sci_mode:
+                s = f"{v:{self.max_width}.{p}e}"
+            elif self.int_mode:
+                s = f"{v:.0f}"
+                if not (math.isinf(v) or math.isnan(v)):
+                    s += "."
+            else:
+                s = f"{v:.{p}f}"
+        else:
+            s = f"{v}"
+        return " " * (self.max_width - len(s)) + s
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate((a[:e], a[-e:])) if a.shape[0] > 2 * e else a
+    if not e:
+        return np.empty([0] * a.ndim, a.dtype)
+    rows = list(range(e)) + list(range(a.shape[0] - e, a.shape[0])) if a.shape[0] > 2 * e else range(a.shape[0])
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _vector(a, indent, summarize, fmt):
+    e = PRINT_OPTS.edgeitems
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.max_width + 2))))
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * e:
+        data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [fmt.format(v) for v in a[-e:].tolist()]
+    else:
+        data = [fmt.format(v) for v in a.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _format(a, indent, summarize, fmt):
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        return _vector(a, indent, summarize, fmt)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        parts = ([_format(a[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
+                 + [_format(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])])
+    else:
+        parts = [_format(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _host(t):
+    a = t._a
+    if a.__class__ is not np.ndarray:
+        a = a.get()
+    return a
+
+
+def tensor_body(t, indent: int) -> str:
+    a = _host(t)
+    if a.size == 0:
+        return "[]"
+    floating = t.is_floating_point()
+    if floating:
+        a = a.astype(np.float64)
+    summarize = a.size > PRINT_OPTS.threshold
+    fmt = _Formatter(_summarized(a) if summarize else a, floating)
+    return _format(a, indent, summarize, fmt)
+
+
+def _add_suffixes(body, suffixes, indent):
+    parts = [body]
+    last = len(body) - body.rfind("\n") + 1
+    for s in suffixes:
+        if last + len(s) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + s)
+            last = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last += len(s) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t, prefix="tensor(") -> str:
+    indent = len(prefix)
+    suffixes = []
+    if t._device is not CPU:
+        suffixes.append(f"device='{t._device}'")
+    dt = t.dtype
+    default_dtype = dt in (D.get_default_dtype(), D.int64, D.bool)
+    if t._a.size == 0:
+        if t._a.ndim != 1:
+            suffixes.append(f"size={tuple(t._a.shape)}")
+        if dt is not D.get_default_dtype():
+            suffixes.append(f"dtype={dt}")
+        body = "[]"
+    else:
+        if not default_dtype:
+            suffixes.append(f"dtype={dt}")
+        body = tensor_body(t, indent)
+    fn = t.grad_fn
+    if fn is not None:
+        suffixes.append(f"grad_fn=<{type(fn).__name__}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

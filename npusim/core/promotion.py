@@ -1,0 +1,55 @@
+"""PyTorch's type promotion across tensors and Python numbers (``result_type``).
+
+Dimensioned tensors outrank zero-dim tensors, which outrank Python numbers;
+a lower rank only matters when it is of a higher category (bool < integral <
+floating), e.g. int tensor + 2.5 -> the default float dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as D
+from .tensor import Tensor
+
+FROM_NP = D.FROM_NUMPY
+PROMOTE = D._PROMOTE
+
+
+def scalar_result_dtype(v):
+    if isinstance(v, (bool, np.bool_)):
+        return D.bool
+    if isinstance(v, (int, np.integer)):
+        return D.int64
+    if isinstance(v, (float, np.floating)):
+        return D.get_default_dtype()
+    raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: a lower-priority state only matters across categories."""
+    if higher is None:
+        return lower
+    if lower is None or higher.is_floating_point:
+        return higher
+    if higher is D.bool or lower.is_floating_point:
+        return PROMOTE[higher, lower]
+    return higher
+
+
+def result_type(*operands) -> D.dtype:
+    """The dtype torch computes an op on these tensors and numbers in."""
+    dim = zero = wrapped = None
+    for x in operands:
+        if x is None:
+            continue
+        if isinstance(x, Tensor):
+            d = FROM_NP[x._a.dtype]
+            if x._a.ndim:
+                dim = d if dim is None else PROMOTE[dim, d]
+            else:
+                zero = d if zero is None else PROMOTE[zero, d]
+        else:
+            d = scalar_result_dtype(x)
+            wrapped = d if wrapped is None else PROMOTE[wrapped, d]
+    r = _combine(dim, _combine(zero, wrapped))
+    return D.get_default_dtype() if r is None else r

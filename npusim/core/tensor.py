@@ -1,0 +1,490 @@
+"""The user-facing ``Tensor``: an array on a device, plus what torch keeps beside it.
+
+A tensor holds its array (``_a``: NumPy on cpu and the emulated npu, CuPy on a
+GPU), its device, its dispatch key set, the base it views (if any), its storage
+(made lazily unless the device tracks memory), a version counter shared with its
+views, and autograd metadata (None until gradients are involved).
+
+Operators are attached by ``tensor_methods``; this module holds only state and
+the properties that need no operator.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtype as _dt
+from .device import CPU, device as _device
+from .device_hooks import resolve_device, storage_hook
+from .storage import UntypedStorage, array_address, array_root
+
+_new = object.__new__
+_ndarray = np.ndarray
+_FROM_NP = _dt.FROM_NUMPY
+
+
+class Size(tuple):
+    """The shape of a tensor (``torch.Size``)."""
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __repr__(self):
+        return f"npusim.Size([{', '.join(str(s) for s in self)}])"
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+class Tensor:
+    """A multi-dimensional array on a device (``torch.Tensor``)."""
+
+    __slots__ = ("_a", "_device", "_ks", "_base", "_st", "_vc", "_am", "__dict__", "__weakref__")
+    # NumPy defers to our reflected operators (np.float32(2) * t is a Tensor).
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, device=None, dtype=None):
+        # torch.Tensor(data) / torch.Tensor(*sizes): the legacy float constructor.
+        from .factories import legacy_tensor_new
+        return legacy_tensor_new(cls, args, device)
+
+    # --- basic facts ------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _FROM_NP[self._a.dtype]
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._a.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._a.shape)
+        return self._a.shape[_wrap_dim(dim, self._a.ndim)]
+
+    def dim(self) -> int:
+        return self._a.ndim
+
+    ndimension = dim
+
+    @property
+    def ndim(self) -> int:
+        return self._a.ndim
+
+    def numel(self) -> int:
+        return int(self._a.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._a.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._a.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._a.nbytes)
+
+    def stride(self, dim=None):
+        a = self._a
+        isz = a.itemsize
+        if dim is None:
+            return tuple(s // isz for s in a.strides)
+        return a.strides[_wrap_dim(dim, a.ndim)] // isz
+
+    def storage_offset(self) -> int:
+        st = self.untyped_storage()
+        return (array_address(self._a) - st.data_ptr()) // self._a.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format not in (None, "contiguous_format"):
+            from .memory_format import is_contiguous_in
+            return is_contiguous_in(self, memory_format)
+        return bool(self._a.flags.c_contiguous)
+
+    def is_floating_point(self) -> bool:
+        return self._a.dtype.kind == "f" or self._a.dtype == _dt.bfloat16.np
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def is_cpu(self) -> bool:
+        return self._device is CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device._type == "cuda"
+
+    @property
+    def is_meta(self) -> bool:
+        return self._device._type == "meta"
+
+    is_sparse = False
+    is_quantized = False
+    is_mkldnn = False
+    is_nested = False
+
+    @property
+    def layout(self):
+        from .memory_format import strided
+        return strided
+
+    def get_device(self) -> int:
+        return -1 if self._device is CPU else self._device.index
+
+    # --- storage and versions ---------------------------------------------------
+    def untyped_storage(self) -> UntypedStorage:
+        return self._st_of()
+
+    def _st_of(self) -> UntypedStorage:
+        st = self._st
+        if st is None:
+            src = self._base if self._base is not None else self
+            st = src._st
+            if st is None:
+                st = src._st = UntypedStorage._wrap(array_root(src._a), src._device)
+            self._st = st
+        return st
+
+    def data_ptr(self) -> int:
+        return array_address(self._a)
+
+    @property
+    def _version(self) -> int:
+        vc = self._vc
+        return vc[0] if vc is not None else 0
+
+    def _bump_version(self) -> None:
+        vc = self._vc
+        if vc is None:
+            self._vc = [1]
+        else:
+            vc[0] += 1
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    # --- conversion to Python and NumPy ------------------------------------------
+    def item(self):
+        a = self._a
+        if a.size != 1:
+            raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+        if self._device is not CPU:
+            a = _host_array(self)
+        v = a.reshape(()).item() if a.__class__ is _ndarray else a.item()
+        if a.dtype == _dt.bfloat16.np:
+            v = float(v)
+        return v
+
+    def tolist(self):
+        a = _host_array(self) if self._device is not CPU else self._a
+        if a.dtype == _dt.bfloat16.np:
+            a = a.astype(np.float32)
+        return a.tolist()
+
+    def numpy(self, *, force=False):
+        if force:
+            return _host_array(self.detach()) if self._device is not CPU else self._a
+        if self._device is not CPU:
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
+                            f"copy the tensor to host memory first.")
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        if self._a.dtype == _dt.bfloat16.np:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._a
+
+    def __array__(self, dtype=None, copy=None):
+        if self._device is not CPU:
+            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
+                            f"copy the tensor to host memory first.")
+        a = self._a
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        from .dlpack import export_dlpack
+        return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        from .dlpack import dlpack_device
+        return dlpack_device(self)
+
+    # --- Python protocol -----------------------------------------------------------
+    def __len__(self):
+        if self._a.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._a.shape[0]
+
+    def __iter__(self):
+        if self._a.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        n = self._a.size
+        if n == 1:
+            return bool(self.item())
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+
+    def __int__(self):
+        return int(self._scalar_for("int"))
+
+    def __float__(self):
+        return float(self._scalar_for("float"))
+
+    def __complex__(self):
+        return complex(self._scalar_for("complex"))
+
+    def __index__(self):
+        if self._a.dtype.kind not in "iub" or self._a.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def _scalar_for(self, what):
+        if self._a.size != 1:
+            raise ValueError(f"only one element tensors can be converted to Python scalars")
+        return self.item()
+
+    __hash__ = object.__hash__
+
+    def __repr__(self, *, tensor_contents=None):
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._a.ndim == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, protocol):
+        from .pickling import reduce_tensor
+        return reduce_tensor(self)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may "
+                               "be because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        new = self.detach().clone()
+        if type(self) is not Tensor:
+            new = type(self)._from_tensor_for_copy(new, self)
+        new.requires_grad_(self.requires_grad)
+        if self.grad is not None:
+            new.grad = self.grad.__deepcopy__(memo)
+        if self.__dict__:
+            import copy
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        memo[id(self)] = new
+        return new
+
+    # --- autograd state (the engine lives in core.autograd) -----------------------
+    @property
+    def requires_grad(self) -> bool:
+        am = self._am
+        return am is not None and am.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        from .autograd.meta import set_requires_grad
+        set_requires_grad(self, requires_grad)
+        return self
+
+    @property
+    def grad(self):
+        am = self._am
+        if am is None:
+            return None
+        from .autograd.meta import read_grad
+        return read_grad(self)
+
+    @grad.setter
+    def grad(self, value):
+        from .autograd.meta import write_grad
+        write_grad(self, value)
+
+    @grad.deleter
+    def grad(self):
+        from .autograd.meta import write_grad
+        write_grad(self, None)
+
+    @property
+    def grad_fn(self):
+        am = self._am
+        return None if am is None else am.grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        am = self._am
+        return am is None or am.grad_fn is None
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        # Swap the payload but keep this tensor's identity and autograd state (torch's set_data).
+        rg = self.requires_grad
+        self._a = value._a
+        self._device = value._device
+        self._ks = value._device._grad_ks if rg else value._device._ks
+        self._st = value._st_of()
+        self._base = None
+
+    @property
+    def output_nr(self) -> int:
+        am = self._am
+        return 0 if am is None else am.output_nr
+
+    def is_inference(self) -> bool:
+        return False
+
+    # --- transposes that read like attributes ---------------------------------------
+    @property
+    def T(self):  # noqa: N802 - torch's name
+        n = self._a.ndim
+        if n == 2:
+            return self.t()
+        return self.permute(*range(n - 1, -1, -1))
+
+    @property
+    def mT(self):  # noqa: N802
+        if self._a.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                               f"{self._a.ndim}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def H(self):  # noqa: N802
+        return self.T
+
+    @property
+    def mH(self):  # noqa: N802
+        return self.mT
+
+
+# --- construction helpers used by kernels ----------------------------------------
+
+def make(a, dev) -> Tensor:
+    """A new tensor owning ``a`` (a fresh array) on ``dev``."""
+    t = _new(Tensor)
+    t._a = a
+    t._device = dev
+    t._ks = dev._ks
+    t._base = None
+    t._vc = None
+    t._am = None
+    if dev is CPU:
+        t._st = None
+    else:
+        h = storage_hook(dev)
+        t._st = h.new_storage(a, dev) if h is not None else None
+    return t
+
+
+def make_view(a, base: Tensor) -> Tensor:
+    """A tensor viewing ``base``'s memory through the array ``a``; shares its version counter."""
+    t = _new(Tensor)
+    t._a = a
+    dev = t._device = base._device
+    t._ks = dev._ks
+    root = base._base
+    t._base = root if root is not None else base
+    t._st = base._st
+    vc = base._vc
+    if vc is None:
+        vc = base._vc = [0]
+    t._vc = vc
+    t._am = None
+    return t
+
+
+def make_alias(a, base: Tensor) -> Tensor:
+    """Like make_view, for aliases torch does not report as views (detach)."""
+    t = make_view(a, base)
+    t._base = None
+    t._st = base._st_of()
+    return t
+
+
+def tensor_over_storage(st: UntypedStorage) -> Tensor:
+    """A 1-D uint8 tensor aliasing all bytes of ``st``."""
+    t = _new(Tensor)
+    t._a = st._bytes()
+    t._device = st._device
+    t._ks = st._device._ks
+    t._base = None
+    t._st = st
+    t._vc = None
+    t._am = None
+    return t
+
+
+def _host_array(t: Tensor):
+    """A NumPy copy (or alias, for emulated devices) of a non-cpu tensor's data."""
+    a = t._a
+    if a.__class__ is _ndarray:
+        return a
+    return a.get()
+
+
+def _wrap_dim(dim, ndim, *, allow_scalar=True) -> int:
+    """Normalise a possibly negative dim, raising torch's IndexError when out of range."""
+    if dim.__class__ is not int:
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            if isinstance(dim, Tensor) and dim.numel() == 1 and not dim.is_floating_point():
+                dim = int(dim.item())
+            else:
+                raise TypeError(f"dim must be an int, not {type(dim).__name__}")
+        dim = int(dim)
+    n = ndim if ndim > 0 else 1
+    if -n <= dim < n:
+        return dim + n if dim < 0 else dim
+    raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+
+
+def resolve_target_device(dev):
+    """Parse and validate a device argument for a new tensor (None -> default device)."""
+    if dev is None:
+        from .device_context import current_default
+        d = current_default()
+        return CPU if d is None else resolve_device(d)
+    if dev is CPU:
+        return CPU
+    return resolve_device(dev if dev.__class__ is _device else _device(dev))

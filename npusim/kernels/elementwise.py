@@ -1,0 +1,255 @@
+"""Elementwise kernels with PyTorch's semantics, over NumPy or CuPy arrays.
+
+Callers hand in operands already converted to the op's computation dtype (the
+type promotion is decided above this layer). Where NumPy's ufunc already does
+what torch does, the kernel is the ufunc; the functions here cover the rest:
+integer division by zero, rounding modes, torch's pow for negative integer
+exponents, a numerically stable sigmoid, erf, lerp and friends.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .array_api import HALF_TYPES, as_array, is_integral, namespace_of
+
+
+def _int_zero_check(xp, b):
+    """torch raises on integer division by zero instead of returning garbage."""
+    if isinstance(b, (int, np.integer)):
+        zero = b == 0
+    else:
+        zero = bool((b == 0).any())
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _xp(a, b=None):
+    if hasattr(a, "shape"):
+        return namespace_of(a)
+    return namespace_of(b) if b is not None and hasattr(b, "shape") else np
+
+
+def div_trunc(a, b, out=None):
+    xp = _xp(a, b)
+    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    if is_integral(dt):
+        _int_zero_check(xp, b)
+        q = xp.floor_divide(a, b)
+        fix = (xp.remainder(a, b) != 0) & ((xp.asarray(a) < 0) != (xp.asarray(b) < 0))
+        r = xp.add(q, fix.astype(q.dtype), out=out)
+        return as_array(r)
+    return as_array(xp.trunc(xp.true_divide(a, b), out=out))
+
+
+def div_floor(a, b, out=None):
+    xp = _xp(a, b)
+    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    if is_integral(dt):
+        _int_zero_check(xp, b)
+    return as_array(xp.floor_divide(a, b, out=out))
+
+
+def remainder(a, b, out=None):
+    xp = _xp(a, b)
+    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    if is_integral(dt):
+        _int_zero_check(xp, b)
+    return as_array(xp.remainder(a, b, out=out))
+
+
+def fmod(a, b, out=None):
+    xp = _xp(a, b)
+    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    if is_integral(dt):
+        _int_zero_check(xp, b)
+    return as_array(xp.fmod(a, b, out=out))
+
+
+def power(a, b, out=None):
+    """torch.pow: integral bases with negative integral exponents give 0, 1 or -1."""
+    xp = _xp(a, b)
+    a_dt = a.dtype if hasattr(a, "dtype") else None
+    b_int = (hasattr(b, "dtype") and is_integral(b.dtype)) or (isinstance(b, (int, np.integer)))
+    if a_dt is not None and is_integral(a_dt) and b_int:
+        if isinstance(b, (int, np.integer)):
+            if b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return as_array(xp.power(a, b, out=out))
+        neg = b < 0
+        if bool(neg.any()):
+            safe = xp.where(neg, 0, b)
+            r = xp.power(a, safe)
+            odd = (xp.remainder(b, 2) != 0)
+            special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0)).astype(r.dtype)
+            r = xp.where(neg, special, r)
+            if out is not None:
+                out[...] = r
+                return out
+            return as_array(r)
+    if a_dt is None and not hasattr(a, "shape") and hasattr(b, "dtype") and is_integral(b.dtype):
+        # Scalar ** integer tensor
+        if bool((b < 0).any()) and isinstance(a, (int, np.integer)):
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return as_array(xp.power(a, b, out=out))
+
+
+def sigmoid(a, out=None):
+    """1 / (1 + exp(-x)) without overflow for large |x|."""
+    xp = namespace_of(a)
+    src = a.astype(np.float32) if a.dtype in HALF_TYPES else a
+    e = xp.exp(-xp.abs(src))
+    r = xp.where(src >= 0, 1 / (1 + e), e / (1 + e))
+    r = r.astype(a.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
+
+
+def rsqrt(a, out=None):
+    xp = namespace_of(a)
+    r = xp.sqrt(a)
+    return as_array(xp.reciprocal(r, out=out if out is not None else r))
+
+
+def sign(a, out=None):
+    xp = namespace_of(a)
+    if a.dtype == np.bool_:
+        r = a.copy() if out is None else a
+        if out is not None:
+            out[...] = a
+            return out
+        return r
+    return as_array(xp.sign(a, out=out))
+
+
+def reciprocal(a, out=None):
+    xp = namespace_of(a)
+    return as_array(xp.reciprocal(a, out=out))
+
+
+def round_half_even(a, decimals=0, out=None):
+    xp = namespace_of(a)
+    if is_integral(a.dtype):
+        if out is not None:
+            out[...] = a
+            return out
+        return a.copy()
+    if decimals == 0:
+        return as_array(xp.rint(a, out=out))
+    return as_array(xp.round(a, decimals, out=out))
+
+
+def lerp(start, end, weight, out=None):
+    """torch's lerp: two formulas so that weight 0 and 1 hit the ends exactly."""
+    xp = namespace_of(start)
+    diff = end - start
+    w = weight
+    if isinstance(w, (int, float)):
+        r = (start + w * diff) if abs(w) < 0.5 else (end - diff * (1 - w))
+    else:
+        r = xp.where(xp.abs(w) < 0.5, start + w * diff, end - diff * (1 - w))
+    r = r.astype(start.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
+
+
+def clamp(a, lo, hi, out=None):
+    """min(max(a, lo), hi); NaN in ``a`` propagates, as in torch."""
+    xp = namespace_of(a)
+    r = a
+    if lo is not None:
+        r = xp.maximum(r, lo, out=out)
+    if hi is not None:
+        r = xp.minimum(r, hi, out=out if lo is None else (out if out is not None else r))
+    if lo is None and hi is None:
+        r = a.copy()
+    return as_array(r)
+
+
+def nan_to_num(a, nan=None, posinf=None, neginf=None, out=None):
+    xp = namespace_of(a)
+    if is_integral(a.dtype):
+        if out is not None:
+            out[...] = a
+            return out
+        return a.copy()
+    fi = ml_dtypes.finfo(a.dtype)
+    r = xp.where(xp.isnan(a), 0.0 if nan is None else nan, a)
+    r = xp.where(xp.isposinf(r), fi.max if posinf is None else posinf, r)
+    r = xp.where(xp.isneginf(r), fi.min if neginf is None else neginf, r)
+    r = r.astype(a.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
+
+
+# --- erf: W. J. Cody's rational Chebyshev approximations (netlib specfun) ----------
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_SQRPI = 5.6418958354775628695e-1
+
+
+def _exp_neg_square(xp, y):
+    """exp(-y*y) with y*y split in two so the exponent stays exact (Cody's trick)."""
+    head = xp.trunc(y * 16.0) / 16.0
+    delta = (y - head) * (y + head)
+    return xp.exp(-head * head) * xp.exp(-delta)
+
+
+def erf(a, out=None):
+    """The error function, accurate to float64 rounding (computed in float64)."""
+    xp = namespace_of(a)
+    x = a.astype(np.float64)
+    y = xp.abs(x)
+    # |x| <= 0.46875: erf directly
+    ysq = xp.where(y > 1.11e-16, y * y, 0.0)
+    num = _ERF_A[4] * ysq
+    den = ysq
+    for i in range(3):
+        num = (num + _ERF_A[i]) * ysq
+        den = (den + _ERF_B[i]) * ysq
+    small = x * (num + _ERF_A[3]) / (den + _ERF_B[3])
+    # 0.46875 < |x| <= 4: erfc by the second rational function
+    num = _ERF_C[8] * y
+    den = y
+    for i in range(7):
+        num = (num + _ERF_C[i]) * y
+        den = (den + _ERF_D[i]) * y
+    mid = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    # |x| > 4: erfc by the asymptotic rational function in 1/x^2
+    with np.errstate(all="ignore"):
+        inv = 1.0 / (y * y)
+        num = _ERF_P[5] * inv
+        den = inv
+        for i in range(4):
+            num = (num + _ERF_P[i]) * inv
+            den = (den + _ERF_Q[i]) * inv
+        big = (_SQRPI - inv * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / y
+    with np.errstate(all="ignore"):
+        tail = xp.where(y <= 4.0, mid, big) * _exp_neg_square(xp, y)
+    tail = xp.where(y >= 26.543, 0.0, tail)
+    large = xp.where(x < 0, -((0.5 - tail) + 0.5), (0.5 - tail) + 0.5)
+    r = xp.where(y <= 0.46875, small, large)
+    r = xp.where(xp.isnan(x), x, r)
+    r = r.astype(a.dtype if a.dtype.kind == "f" or a.dtype in HALF_TYPES else np.float64, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)

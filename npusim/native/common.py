@@ -1,0 +1,218 @@
+"""Shared machinery of the Tensor-level kernels ("native functions").
+
+Kernels here unwrap tensors to arrays, decide result dtypes with torch's
+promotion rules, check devices, call the array kernels of ``npusim.kernels``
+and wrap results. The same functions serve the cpu device and the npu backend:
+the array module comes from the arrays themselves.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..core import dtype as D
+from ..core import promotion
+from ..core.device import CPU
+from ..core.tensor import Tensor, make, _wrap_dim  # noqa: F401 - re-exported for kernels
+from ..kernels.array_api import BFLOAT16, as_array, namespace_of
+
+_ndarray = np.ndarray
+FROM_NP = D.FROM_NUMPY
+PROMOTE = D._PROMOTE
+_BOOL_NP = np.dtype(np.bool_)
+
+# torch's ScalarType names, used in error messages
+TORCH_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
+              D.int64: "Long", D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float",
+              D.float64: "Double"}
+
+
+def tname(dt) -> str:
+    if isinstance(dt, np.dtype):
+        dt = FROM_NP[dt]
+    return TORCH_NAME[dt]
+
+
+# --- type promotion --------------------------------------------------------------
+
+_scalar_dtype = promotion.scalar_result_dtype
+result_type = promotion.result_type
+
+
+# --- operands -----------------------------------------------------------------------
+
+def scalar_operand(v, np_dt):
+    """A Python number ready to combine with arrays of dtype ``np_dt`` (torch's casting)."""
+    k = np_dt.kind
+    if k == "f":
+        return v
+    if np_dt == BFLOAT16:
+        return np_dt.type(v)
+    if k in "iu":
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, (int, np.integer)):
+            info = np.iinfo(np_dt)
+            if info.min <= v <= info.max:
+                return v
+            if not (-2 ** 63 <= v < 2 ** 64):
+                raise RuntimeError(f"value cannot be converted to type {np_dt} without overflow")
+            return np.array(v, dtype=np.uint64 if v >= 2 ** 63 else np.int64).astype(np_dt)[()]
+        return np_dt.type(v)  # float scalar into an integral computation truncates, as torch
+    return bool(v)
+
+
+def array_operand(t: Tensor, np_dt, dev):
+    """``t``'s array converted to ``np_dt``; a 0-dim cpu tensor may join another device's op."""
+    a = t._a
+    if t._device is not dev:
+        if t._device is CPU and a.ndim == 0:
+            return (a if a.dtype == np_dt else a.astype(np_dt))[()]
+        raise_device_mismatch(dev, t._device)
+    return a if a.dtype == np_dt else a.astype(np_dt)
+
+
+def raise_device_mismatch(d1, d2):
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                       f"{d1} and {d2}!")
+
+
+def common_device(*tensors):
+    """The device an op on these tensors runs on: the first that is not a 0-dim cpu tensor."""
+    first = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            if first is None:
+                first = t._device
+            if t._device is not CPU or t._a.ndim:
+                return t._device
+    return CPU if first is None else first
+
+
+def check_devices(dev, *tensors):
+    for t in tensors:
+        if isinstance(t, Tensor) and t._device is not dev and not (t._device is CPU and t._a.ndim == 0):
+            raise_device_mismatch(dev, t._device)
+
+
+def broadcast_shapes(*shapes):
+    """Torch's broadcasting with torch's error message."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, n in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = n
+            elif n != 1 and n != out[j]:
+                raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of tensor b ({n}) "
+                                   f"at non-singleton dimension {i - len(s) + ndim}")
+    return tuple(out)
+
+
+def shape_error(*operands):
+    """Raise torch's broadcasting error for operands NumPy refused to broadcast."""
+    broadcast_shapes(*[tuple(x.shape) for x in operands if hasattr(x, "shape")])
+    raise RuntimeError("shapes cannot be broadcast: "
+                       + ", ".join(str(list(x.shape)) for x in operands if hasattr(x, "shape")))
+
+
+# --- results ---------------------------------------------------------------------------
+
+def wrap(r, dev) -> Tensor:
+    """Tensor around a fresh result array (NumPy's 0-d scalars become arrays)."""
+    if r.__class__ is not _ndarray:
+        r = as_array(r)
+    return make(r, dev)
+
+
+def check_inplace(self: Tensor, result_dt: D.dtype, result_shape):
+    """torch's checks before writing a result into ``self``."""
+    if not D.can_cast(result_dt, FROM_NP[self._a.dtype]):
+        raise RuntimeError(f"result type {TORCH_NAME[result_dt]} can't be cast to the desired output type "
+                           f"{tname(self._a.dtype)}")
+    if tuple(result_shape) != self._a.shape:
+        raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
+                           f"{list(result_shape)}")
+
+
+def prepare_out(out: Tensor, shape, dt: D.dtype, dev, *, check_cast=True):
+    """Validate ``out=`` and resize it to ``shape`` (warning like torch when it had elements)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._device is not dev:
+        raise RuntimeError(f"Expected out tensor to have device {dev}, but got {out._device} instead")
+    if check_cast and not D.can_cast(dt, FROM_NP[out._a.dtype]):
+        raise RuntimeError(f"result type {TORCH_NAME[dt]} can't be cast to the desired output type "
+                           f"{tname(out._a.dtype)}")
+    shape = tuple(shape)
+    if out._a.shape != shape:
+        resize_out(out, shape)
+    return out
+
+
+def resize_out(out: Tensor, shape):
+    if out._a.size != 0:
+        warnings.warn(
+            f"An output with one or more elements was resized since it had shape {list(out._a.shape)}, which "
+            f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a "
+            f"future PyTorch release outputs will not be resized unless they have zero elements. You can "
+            f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
+            UserWarning, stacklevel=5)
+    replace_array(out, namespace_of(out._a).empty(shape, out._a.dtype))
+
+
+def replace_array(t: Tensor, a):
+    """Give ``t`` new memory (resize_ semantics): a fresh storage, views are left behind."""
+    fresh = make(a, t._device)
+    t._a = a
+    t._st = fresh._st
+    t._base = None
+
+
+def write_out(out: Tensor, r):
+    """Copy a computed result array into ``out`` (already validated and sized)."""
+    o = out._a
+    xp = namespace_of(o)
+    if r.__class__ is not _ndarray:
+        r = as_array(r)
+    xp.copyto(o, r, casting="unsafe")
+    out._bump_version()
+    return out
+
+
+def finish_out(out: Tensor, r, dt: D.dtype, dev):
+    """out= variant of an op whose result array ``r`` has torch dtype ``dt``."""
+    prepare_out(out, r.shape, dt, dev)
+    return write_out(out, r)
+
+
+def finish_inplace(self: Tensor, r, dt: D.dtype):
+    """In-place variant: check and copy ``r`` into ``self``."""
+    check_inplace(self, dt, r.shape)
+    return write_out(self, r)
+
+
+def dims_arg(dim, ndim):
+    """Normalise an int / list of ints / None dim argument to a sorted tuple of axes (None = all)."""
+    if dim is None:
+        return None
+    if isinstance(dim, (list, tuple)):
+        if len(dim) == 0:
+            return None
+        axes = tuple(_wrap_dim(d, ndim) for d in dim)
+        if len(set(axes)) != len(axes):
+            dup = next(d for d in axes if axes.count(d) > 1)
+            raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
+        return axes
+    return (_wrap_dim(dim, ndim),)
+
+
+def np_dtype(dt) -> np.dtype:
+    """npusim dtype (or None) -> NumPy dtype (or None)."""
+    if dt is None:
+        return None
+    if isinstance(dt, D.dtype):
+        return dt.np
+    raise TypeError(f"dtype must be npusim.dtype, not {type(dt).__name__}")

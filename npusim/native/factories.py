@@ -1,0 +1,303 @@
+"""Factories and the copy/fill family.
+
+Factories have no tensor input: the dispatcher chose the backend from
+``device``, and the array module comes from that device's hooks (NumPy for cpu).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core import dtype as D
+from ..core.device import CPU
+from ..core.device_hooks import get_device_hooks
+from ..core.tensor import Tensor, resolve_target_device
+from ..kernels import creation as KC
+from ..kernels.array_api import namespace_of
+from . import common as C
+from .views import _ints
+
+
+def xp_for(dev):
+    if dev is CPU:
+        return np
+    hooks = get_device_hooks(dev.type)
+    return hooks.array_namespace(dev)
+
+
+def _check_layout(layout):
+    if layout not in (None, "strided") and getattr(layout, "name", None) != "strided":
+        raise RuntimeError(f"npusim supports only the strided layout, got {layout}")
+
+
+def _target(dtype, device, layout=None, default=None):
+    _check_layout(layout)
+    dev = resolve_target_device(device)
+    dt = dtype if dtype is not None else (default if default is not None else D.get_default_dtype())
+    if not isinstance(dt, D.dtype):
+        raise TypeError(f"dtype must be npusim.dtype, not {type(dt).__name__}")
+    return dt, dev
+
+
+def _checked_shape(size):
+    shape = _ints(size)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    return shape
+
+
+def _allocate(fill, shape, dt, dev):
+    hooks = None if dev is CPU else get_device_hooks(dev.type)
+    if hooks is not None:
+        hooks.check_allocation(math.prod(shape) * dt.itemsize, dev)
+    xp = np if hooks is None else hooks.array_namespace(dev)
+    try:
+        a = fill(xp, shape, dt.np)
+    except MemoryError:
+        raise RuntimeError(f"[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: you "
+                           f"tried to allocate {math.prod(shape) * dt.itemsize} bytes.") from None
+    return C.make(a, dev)
+
+
+def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    dt, dev = _target(dtype, device, layout)
+    return _allocate(lambda xp, s, d: xp.empty(s, d), _checked_shape(size), dt, dev)
+
+
+def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    dt, dev = _target(dtype, device, layout)
+    shape, stride = _checked_shape(size), _ints(stride, "stride")
+    if len(shape) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
+    t = _allocate(lambda xp, s, d: xp.empty((span,), d), (span,), dt, dev)
+    from .views import strided_view
+    t._a = strided_view(t._a, shape, tuple(s * dt.itemsize for s in stride))
+    return t
+
+
+def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
+    dt, dev = _target(dtype, device, layout)
+    return _allocate(lambda xp, s, d: xp.zeros(s, d), _checked_shape(size), dt, dev)
+
+
+def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
+    dt, dev = _target(dtype, device, layout)
+    return _allocate(lambda xp, s, d: xp.ones(s, d), _checked_shape(size), dt, dev)
+
+
+def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    default = C._scalar_dtype(fill_value) if dtype is None else None
+    dt, dev = _target(dtype, device, layout, default)
+    v = C.scalar_operand(fill_value, dt.np)
+    return _allocate(lambda xp, s, d: xp.full(s, v, d), _checked_shape(size), dt, dev)
+
+
+def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
+    return full((), s, dtype=dtype if dtype is not None else D.get_default_dtype(), layout=layout, device=device)
+
+
+def _like(self, dtype, layout, device, memory_format):
+    _check_layout(layout)
+    dt = self.dtype if dtype is None else dtype
+    dev = self._device if device is None else resolve_target_device(device)
+    return dt, dev
+
+
+_CHANNELS_LAST = {"channels_last": (0, 2, 3, 1), "channels_last_3d": (0, 2, 3, 4, 1)}
+
+
+def _like_array(xp, self, dt, memory_format, fill):
+    a = self._a
+    shape = a.shape
+    cl = _CHANNELS_LAST.get(memory_format) if memory_format is not None else None
+    if cl is not None and len(cl) == a.ndim:
+        base = fill(xp, tuple(shape[i] for i in cl), dt.np)
+        return base.transpose(tuple(int(i) for i in np.argsort(cl)))
+    preserve = memory_format in (None, "preserve_format") and not a.flags.c_contiguous and \
+        (a.flags.f_contiguous or _dense_permutation(a) is not None)
+    if preserve:
+        perm = _dense_permutation(a) if not a.flags.f_contiguous else tuple(range(a.ndim - 1, -1, -1))
+        base = fill(xp, tuple(shape[i] for i in perm), dt.np)
+        inv = np.argsort(perm)
+        return base.transpose(tuple(int(i) for i in inv))
+    return fill(xp, shape, dt.np)
+
+
+def _dense_permutation(a):
+    """The dimension order that makes ``a`` C-contiguous, if it is a permuted dense array."""
+    if a.ndim < 2:
+        return None
+    order = sorted(range(a.ndim), key=lambda i: (-a.strides[i], -a.shape[i]))
+    expected = a.itemsize
+    for i in reversed(order):
+        if a.shape[i] != 1 and a.strides[i] != expected:
+            return None
+        expected *= a.shape[i]
+    return tuple(order)
+
+
+def _like_factory(fill):
+    def like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        dt, dev = _like(self, dtype, layout, device, memory_format)
+        xp = xp_for(dev)
+        hooks = None if dev is CPU else get_device_hooks(dev.type)
+        if hooks is not None:
+            hooks.check_allocation(self._a.size * dt.itemsize, dev)
+        return C.make(_like_array(xp, self, dt, memory_format, fill), dev)
+    return like
+
+
+empty_like = _like_factory(lambda xp, s, d: xp.empty(s, d))
+zeros_like = _like_factory(lambda xp, s, d: xp.zeros(s, d))
+ones_like = _like_factory(lambda xp, s, d: xp.ones(s, d))
+
+
+def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    dt, dev = _like(self, dtype, layout, device, memory_format)
+    v = C.scalar_operand(fill_value, dt.np)
+    return C.make(_like_array(xp_for(dev), self, dt, memory_format, lambda xp, s, d: xp.full(s, v, d)), dev)
+
+
+def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m is not None and m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    dt, dev = _target(dtype, device, layout)
+    m = n if m is None else m
+    return _allocate(lambda xp, s, d: xp.eye(n, m, dtype=d), (n, m), dt, dev)
+
+
+def _number(v, name):
+    if isinstance(v, Tensor):
+        return v.item()
+    if not isinstance(v, (int, float, np.number)) or isinstance(v, complex):
+        raise TypeError(f"arange(): argument '{name}' must be Number, not {type(v).__name__}")
+    return v
+
+
+def arange(start, end=None, step=1, dtype=None, layout=None, device=None, pin_memory=None):
+    if end is None:
+        start, end = 0, start
+    start, end, step = _number(start, "start"), _number(end, "end"), _number(step, "step")
+    if dtype is None:
+        dtype = D.get_default_dtype() if any(isinstance(v, (float, np.floating)) for v in (start, end, step)) \
+            else D.int64
+    dt, dev = _target(dtype, device, layout)
+    n = KC.arange_length(start, end, step)
+    return _allocate(lambda xp, s, d: KC.arange(xp, start, step, n, d), (n,), dt, dev)
+
+
+def arange_out(start, end, step=1, out=None):
+    r = arange(start, end, step, dtype=out.dtype, device=out._device)
+    return C.finish_out(out, r._a, r.dtype, r._device)
+
+
+def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory=None):
+    start, end = _number(start, "start"), _number(end, "end")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt, dev = _target(dtype, device, layout)
+    return _allocate(lambda xp, s, d: KC.linspace(xp, start, end, steps, d), (steps,), dt, dev)
+
+
+# --- copy and fill ---------------------------------------------------------------------
+
+def copy_(self, src, non_blocking=False):
+    """Same-device copy with broadcasting and dtype conversion (the npu backend adds transfers)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' (position 1) must be Tensor, not {type(src).__name__}")
+    if src._device is not self._device:
+        raise RuntimeError(f"copy_: no kernel copies from {src._device} to {self._device} on this backend")
+    dst = self._a
+    s = src._a
+    if s.shape != dst.shape:
+        try:
+            np.broadcast_shapes(s.shape, dst.shape)
+        except ValueError:
+            C.shape_error(dst, s)
+        if C.broadcast_shapes(dst.shape, s.shape) != dst.shape:
+            C.shape_error(dst, s)
+    if src is self or (dst is s):
+        return self
+    xp = namespace_of(dst)
+    _write(xp, dst, s)
+    self._bump_version()
+    return self
+
+
+def _write(xp, dst, src):
+    try:
+        xp.copyto(dst, src, casting="unsafe")
+    except ValueError as e:
+        if "read-only" in str(e):
+            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
+                               "a single memory location. Please clone() the tensor before performing the "
+                               "operation.") from None
+        raise
+
+
+def fill_(self, value):
+    if isinstance(value, Tensor):
+        if value._a.ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._a.ndim} dimensions.")
+        value = value.item()
+    a = self._a
+    _write(namespace_of(a), a, C.scalar_operand(value, a.dtype) if not isinstance(value, bool) or
+           a.dtype.kind != "f" else float(value))
+    self._bump_version()
+    return self
+
+
+def zero_(self):
+    a = self._a
+    _write(namespace_of(a), a, 0)
+    self._bump_version()
+    return self
+
+
+def local_scalar_dense(self):
+    a = self._a
+    if a.size != 1:
+        raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+    v = a.reshape(()).item() if a.__class__ is np.ndarray else a.reshape(()).get().item()
+    if a.dtype == C.BFLOAT16:
+        v = float(v)
+    return v
+
+
+def resize_(self, size, memory_format=None):
+    shape = _checked_shape(size)
+    a = self._a
+    if shape == a.shape:
+        return self
+    xp = namespace_of(a)
+    n = math.prod(shape)
+    new = xp.empty(shape, a.dtype)
+    keep = min(n, a.size)
+    if keep:
+        new.reshape(-1)[:keep] = a.reshape(-1)[:keep]
+    C.replace_array(self, new)
+    self._bump_version()
+    return self
+
+
+def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
+            memory_format=None):
+    """``_to_copy``: a new tensor on ``device`` with ``dtype``, filled through ``copy_``."""
+    from ..core.ops_namespace import aten
+    dt = self.dtype if dtype is None else dtype
+    dev = self._device if device is None else resolve_target_device(device)
+    if dev is self._device:
+        a = self._a
+        r = a.astype(dt.np, order="K", copy=True)
+        return C.make(r, dev)
+    out = aten.empty_like.default(self, dtype=dt, device=dev, memory_format=memory_format)
+    aten.copy_.default(out, self, non_blocking)
+    return out

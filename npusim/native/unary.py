@@ -1,0 +1,212 @@
+"""Unary elementwise ops, each as functional, ``out=`` and in-place kernels.
+
+Three result rules, as in torch: ops that keep the input dtype (neg, abs,
+floor...), ops that compute integral inputs in the default float dtype (exp,
+sin, sqrt...), and predicates that return bool (isnan, logical_not).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtype as D
+from ..kernels import elementwise as K
+from ..kernels.array_api import HALF_TYPES
+from . import common as C
+
+_ndarray = np.ndarray
+FROM_NP = C.FROM_NP
+
+
+def _not_implemented(kernel_name, dt):
+    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{C.tname(dt)}'")
+
+
+def _float_input(self):
+    """The array to compute a float op on: integral inputs become the default float dtype."""
+    a = self._a
+    k = a.dtype.kind
+    if k == "f" or a.dtype == C.BFLOAT16:
+        return a, FROM_NP[a.dtype]
+    cd = D.get_default_dtype()
+    return a.astype(cd.np), cd
+
+
+def make_float_op(fn):
+    """exp-like: ints compute in the default float dtype; 16-bit floats via float32 where NumPy needs it."""
+    def functional(self):
+        a, cd = _float_input(self)
+        r = fn(a)
+        if r.__class__ is not _ndarray:
+            r = C.as_array(r)
+        return C.make(r, self._device)
+
+    def out_(self, out=None):
+        r = functional(self)
+        return C.finish_out(out, r._a, r.dtype, r._device)
+
+    def inplace(self):
+        a, cd = _float_input(self)
+        if a is self._a:
+            fn(a, out=a)
+            self._bump_version()
+            return self
+        C.check_inplace(self, cd, a.shape)  # integral self: torch refuses the float result
+        return C.write_out(self, fn(a))
+
+    return functional, out_, inplace
+
+
+def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_identity=False):
+    """neg-like: the result keeps the input dtype."""
+    def check(a):
+        if a.dtype == np.bool_ and not allow_bool:
+            if bool_error is not None:
+                raise RuntimeError(bool_error)
+            _not_implemented(kernel_name, a.dtype)
+
+    def functional(self):
+        a = self._a
+        check(a)
+        if int_identity and a.dtype.kind in "iu":
+            return C.make(a.copy(), self._device)
+        return C.wrap(fn(a), self._device)
+
+    def out_(self, out=None):
+        r = functional(self)
+        return C.finish_out(out, r._a, r.dtype, r._device)
+
+    def inplace(self):
+        a = self._a
+        check(a)
+        if not (int_identity and a.dtype.kind in "iu"):
+            fn(a, out=a)
+        self._bump_version()
+        return self
+
+    return functional, out_, inplace
+
+
+def make_predicate(fn):
+    def functional(self):
+        return C.wrap(fn(self._a), self._device)
+
+    def out_(self, out=None):
+        r = functional(self)
+        return C.finish_out(out, r._a, D.bool, r._device)
+
+    def inplace(self):
+        return C.finish_inplace(self, fn(self._a), D.bool)
+
+    return functional, out_, inplace
+
+
+def _via_float32(ufunc):
+    """NumPy lacks fast 16-bit kernels for some transcendental ufuncs: compute in float32."""
+    def fn(a, out=None):
+        if a.dtype in HALF_TYPES:
+            r = ufunc(a.astype(np.float32)).astype(a.dtype)
+            if out is not None:
+                out[...] = r
+                return out
+            return r
+        return ufunc(a, out=out)
+    return fn
+
+
+FLOAT_OPS = {
+    "exp": np.exp, "log": np.log, "log1p": np.log1p, "expm1": np.expm1, "sqrt": np.sqrt,
+    "rsqrt": K.rsqrt, "sin": np.sin, "cos": np.cos, "tan": np.tan, "tanh": np.tanh,
+    "sigmoid": K.sigmoid, "erf": K.erf, "reciprocal": K.reciprocal, "exp2": np.exp2, "log2": np.log2,
+    "log10": np.log10, "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos,
+    "atan": np.arctan,
+}
+FLOAT = {name: make_float_op(_via_float32(fn) if isinstance(fn, np.ufunc) else fn)
+         for name, fn in FLOAT_OPS.items()}
+
+_NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.")
+SAME = {
+    "neg": make_same_op(np.negative, kernel_name="neg_cpu", allow_bool=False, bool_error=_NEG_BOOL),
+    "abs": make_same_op(np.absolute, kernel_name="abs_cpu", allow_bool=False),
+    "floor": make_same_op(np.floor, kernel_name="floor_vml_cpu", allow_bool=False, int_identity=True),
+    "ceil": make_same_op(np.ceil, kernel_name="ceil_vml_cpu", allow_bool=False, int_identity=True),
+    "trunc": make_same_op(np.trunc, kernel_name="trunc_vml_cpu", allow_bool=False, int_identity=True),
+    "sign": make_same_op(K.sign, kernel_name="sign_cpu"),
+    "sgn": make_same_op(K.sign, kernel_name="sgn_cpu"),
+}
+
+
+def _bitwise_not_fn(a, out=None):
+    if a.dtype.kind == "f" or a.dtype == C.BFLOAT16:
+        _not_implemented("bitwise_not_cpu", a.dtype)
+    return np.invert(a, out=out)
+
+
+SAME["bitwise_not"] = make_same_op(_bitwise_not_fn, kernel_name="bitwise_not_cpu")
+
+PREDICATES = {"isnan": make_predicate(np.isnan), "isinf": make_predicate(np.isinf),
+              "isfinite": make_predicate(np.isfinite), "logical_not": make_predicate(np.logical_not)}
+
+
+def round_(self, decimals=0):
+    a = self._a
+    if a.dtype == np.bool_:
+        _not_implemented("round_vml_cpu", a.dtype)
+    if decimals != 0 and a.dtype.kind in "iu":
+        _not_implemented("round_cpu", a.dtype)
+    return C.wrap(K.round_half_even(a, decimals), self._device)
+
+
+def round_out(self, decimals=0, out=None):
+    r = round_(self, decimals)
+    return C.finish_out(out, r._a, r.dtype, r._device)
+
+
+def round_inplace(self, decimals=0):
+    r = round_(self, decimals)
+    return C.write_out(self, r._a)
+
+
+def square(self):
+    if self._a.dtype == np.bool_:
+        return C.make(self._a.astype(np.int64), self._device)
+    return C.wrap(np.square(self._a), self._device)
+
+
+def square_(self):
+    if self._a.dtype == np.bool_:
+        C.check_inplace(self, D.int64, self._a.shape)
+    np.square(self._a, out=self._a)
+    self._bump_version()
+    return self
+
+
+def relu(self):
+    a = self._a
+    if a.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return C.wrap(np.maximum(a, a.dtype.type(0)), self._device)
+
+
+def relu_(self):
+    a = self._a
+    if a.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    np.maximum(a, a.dtype.type(0), out=a)
+    self._bump_version()
+    return self
+
+
+def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    return C.wrap(K.nan_to_num(self._a, nan, posinf, neginf), self._device)
+
+
+def nan_to_num_out(self, nan=None, posinf=None, neginf=None, out=None):
+    r = nan_to_num(self, nan, posinf, neginf)
+    return C.finish_out(out, r._a, r.dtype, r._device)
+
+
+def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+    K.nan_to_num(self._a, nan, posinf, neginf, out=self._a)
+    self._bump_version()
+    return self

@@ -1,0 +1,395 @@
+"""View ops: results share memory and the version counter with their input.
+
+NumPy views carry the strides; ``make_view`` records the base tensor so
+storage, ``_base`` and ``_version`` behave as in torch. Errors use torch's words.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided as _np_as_strided
+
+from ..core.tensor import _wrap_dim, make_alias, make_view
+from ..kernels.array_api import namespace_of
+from . import common as C
+
+_ndarray = np.ndarray
+
+
+def _ints(size, what="size"):
+    if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
+        return (int(size),)
+    try:
+        return tuple(int(s) if not isinstance(s, bool) else _bad_int(s, what) for s in size)
+    except TypeError:
+        raise TypeError(f"{what} must be tuple of ints, but found element of type "
+                        f"{type(size).__name__}") from None
+
+
+def _bad_int(v, what):
+    raise TypeError(f"{what} must be tuple of ints, but found element of type {type(v).__name__}")
+
+
+def infer_size(shape, numel):
+    """Resolve a single -1 and check the element count (torch's infer_size)."""
+    shape = list(shape)
+    neg = None
+    prod = 1
+    for i, s in enumerate(shape):
+        if s == -1:
+            if neg is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            neg = i
+        elif s < 0:
+            raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
+        else:
+            prod *= s
+    if neg is not None:
+        if prod == 0 or numel % prod:
+            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+        shape[neg] = numel // prod
+    elif prod != numel:
+        raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _reshape_view(a, shape):
+    """A view of ``a`` with ``shape``, or None when the strides make a copy necessary."""
+    if a.__class__ is _ndarray:
+        try:
+            return np.reshape(a, shape, copy=False)
+        except ValueError:
+            return None
+    r = a.reshape(shape)
+    if getattr(r, "base", None) is None or r.data.ptr != a.data.ptr:
+        return None if a.size else r
+    return r
+
+
+def view(self, size):
+    a = self._a
+    shape = infer_size(_ints(size), a.size)
+    r = _reshape_view(a, shape)
+    if r is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
+                           "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    return make_view(r, self)
+
+
+def view_dtype(self, dtype):
+    a = self._a
+    new = dtype.np
+    old_sz, new_sz = a.itemsize, new.itemsize
+    if old_sz != new_sz:
+        if a.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 to view {C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} "
+                               f"(different element sizes)")
+        if a.ndim and a.strides[-1] != a.itemsize and a.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} "
+                               f"(different element sizes), but got {a.strides[-1] // a.itemsize}")
+        if new_sz > old_sz and (a.shape[-1] * old_sz) % new_sz:
+            raise RuntimeError(f"self.size(-1) must be divisible by {new_sz // old_sz} to view "
+                               f"{C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} (different element sizes), but got "
+                               f"{a.shape[-1]}")
+    return make_view(a.view(new), self)
+
+
+def reshape(self, shape):
+    a = self._a
+    shape = infer_size(_ints(shape, "shape"), a.size)
+    r = _reshape_view(a, shape)
+    if r is not None:
+        return make_view(r, self)
+    return C.make(a.reshape(shape), self._device)
+
+
+def permute(self, dims):
+    a = self._a
+    dims = _ints(dims, "dims")
+    if len(dims) != a.ndim:
+        raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
+                           "length of the desired ordering of dimensions i.e. input.dim() = "
+                           f"{a.ndim} is not equal to len(dims) = {len(dims)}")
+    axes = tuple(_wrap_dim(d, a.ndim) for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return make_view(a.transpose(axes), self)
+
+
+def transpose(self, dim0, dim1):
+    a = self._a
+    d0, d1 = _wrap_dim(dim0, a.ndim), _wrap_dim(dim1, a.ndim)
+    if a.ndim < 2:
+        return make_view(a.view(), self)
+    return make_view(a.swapaxes(d0, d1), self)
+
+
+def t(self):
+    a = self._a
+    if a.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {a.ndim}D")
+    return make_view(a.T if a.ndim == 2 else a.view(), self)
+
+
+def expand(self, size, implicit=False):
+    a = self._a
+    size = _ints(size)
+    if len(size) < a.ndim:
+        raise RuntimeError(f"expand(npusim.{C.tname(a.dtype)}Tensor{{{list(a.shape)}}}, size={list(size)}): the "
+                           f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({a.ndim})")
+    lead = len(size) - a.ndim
+    target = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                                   f"non-existing dimension {i}")
+            target.append(s)
+            continue
+        cur = a.shape[i - lead]
+        if s == -1:
+            s = cur
+        elif cur != s and cur != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size ({cur}) at "
+                               f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
+                               f"{list(a.shape)}")
+        target.append(s)
+    xp = namespace_of(a)
+    return make_view(xp.broadcast_to(a, tuple(target)), self)
+
+
+def squeeze(self, dim=None):
+    a = self._a
+    if dim is None:
+        axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
+    else:
+        dims = dim if isinstance(dim, (list, tuple)) else (dim,)
+        axes = tuple(sorted({_wrap_dim(d, a.ndim) for d in dims}))
+        axes = tuple(d for d in axes if a.ndim and a.shape[d] == 1)
+    return make_view(a.squeeze(axes) if axes else a.view(), self)
+
+
+def unsqueeze(self, dim):
+    a = self._a
+    d = _wrap_dim(dim, a.ndim + 1)
+    return make_view(a.reshape(a.shape[:d] + (1,) + a.shape[d:]) if a.__class__ is not _ndarray
+                     else np.expand_dims(a, d), self)
+
+
+def flatten(self, start_dim=0, end_dim=-1):
+    a = self._a
+    if a.ndim == 0:
+        return reshape(self, (1,))
+    s, e = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return make_view(a.view(), self)
+    shape = a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:]
+    return reshape(self, shape)
+
+
+def unflatten(self, dim, sizes):
+    a = self._a
+    d = _wrap_dim(dim, a.ndim)
+    sizes = _ints(sizes, "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    known = [s for s in sizes if s != -1]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if (-1 not in sizes and math.prod(sizes) != a.shape[d]) or \
+            (-1 in sizes and (math.prod(known) == 0 or a.shape[d] % math.prod(known))):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim {d} "
+                           f"({a.shape[d]}) in the input tensor")
+    sizes = infer_size(sizes, a.shape[d])
+    return view(self, a.shape[:d] + sizes + a.shape[d + 1:])
+
+
+def narrow(self, dim, start, length):
+    a = self._a
+    if a.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    start = int(start)
+    if not (-n <= start <= n):
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return make_view(a[idx], self)
+
+
+def select(self, dim, index):
+    a = self._a
+    if a.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = _wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    index = int(index)
+    if not (-n <= index < n):
+        raise IndexError(f"select(): index {index} out of range for tensor of size {list(a.shape)} at "
+                         f"dimension {d}")
+    # the trailing Ellipsis keeps NumPy from turning a 0-d result into a scalar copy
+    return make_view(a[(slice(None),) * d + (index, Ellipsis)], self)
+
+
+def slice_(self, dim=0, start=None, end=None, step=1):
+    a = self._a
+    if a.ndim == 0:
+        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    d = _wrap_dim(dim, a.ndim)
+    return make_view(a[(slice(None),) * d + (slice(start, end, step),)], self)
+
+
+def _typed_storage_array(self):
+    """The whole storage as a 1-D array of ``self``'s dtype, plus the element offset of ``self``."""
+    st = self._st_of()
+    raw = st._bytes()
+    isz = self._a.itemsize
+    usable = raw[: (raw.size // isz) * isz]
+    return usable.view(self._a.dtype), st
+
+
+def as_strided(self, size, stride, storage_offset=None):
+    size, stride = _ints(size), _ints(stride, "stride")
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
+                           f"{list(stride)}")
+    base, st = _typed_storage_array(self)
+    off = self.storage_offset() if storage_offset is None else int(storage_offset)
+    isz = self._a.itemsize
+    need = 0 if 0 in size else (off + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * isz
+    if need > st.nbytes():
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off}, and "
+                           f"itemsize {isz} requiring a storage size of {need} are out of bounds for storage of "
+                           f"size {st.nbytes()}")
+    r = strided_view(base[off:], size, tuple(s * isz for s in stride))
+    return make_view(r, self)
+
+
+def alias(self):
+    return make_view(self._a.view(), self)
+
+
+def detach(self):
+    return make_alias(self._a.view(), self)
+
+
+def contiguous(self, memory_format="contiguous_format"):
+    if memory_format not in ("contiguous_format", 0, None, "preserve_format"):
+        from ..core.memory_format import to_memory_format
+        return to_memory_format(self, memory_format)
+    a = self._a
+    if a.flags.c_contiguous:
+        return self
+    xp = namespace_of(a)
+    return C.make(xp.ascontiguousarray(a), self._device)
+
+
+def clone(self, memory_format=None):
+    a = self._a
+    xp = namespace_of(a)
+    if memory_format in ("contiguous_format", 0):
+        return C.make(xp.ascontiguousarray(a).copy() if a.flags.c_contiguous else xp.ascontiguousarray(a),
+                      self._device)
+    r = a.copy(order="K")
+    return C.make(r, self._device)
+
+
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    a = self._a
+    d1, d2 = _wrap_dim(dim1, a.ndim), _wrap_dim(dim2, a.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        length = max(min(n1, n2 - offset), 0)
+        start = (0, offset)
+    else:
+        length = max(min(n1 + offset, n2), 0)
+        start = (-offset, 0)
+    rest = [i for i in range(a.ndim) if i not in (d1, d2)]
+    shape = tuple(a.shape[i] for i in rest) + (length,)
+    strides = tuple(a.strides[i] for i in rest) + (a.strides[d1] + a.strides[d2],)
+    idx = [slice(None)] * a.ndim
+    if length > 0:
+        idx[d1] = slice(start[0], None)
+        idx[d2] = slice(start[1], None)
+    # np.diagonal is read-only; torch's diagonal is a writable view.
+    return make_view(strided_view(a[tuple(idx)], shape, strides), self)
+
+
+def strided_view(a, shape, byte_strides):
+    if a.__class__ is _ndarray:
+        return _np_as_strided(a, shape=shape, strides=byte_strides)
+    return namespace_of(a).lib.stride_tricks.as_strided(a, shape=shape, strides=byte_strides)
+
+
+def unbind(self, dim=0):
+    a = self._a
+    if a.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, a.ndim)
+    pre = (slice(None),) * d
+    return [make_view(a[pre + (i, Ellipsis)], self) for i in range(a.shape[d])]
+
+
+def split(self, split_size, dim=0):
+    a = self._a
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    split_size = int(split_size)
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
+    if split_size == 0 and n != 0:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
+    pre = (slice(None),) * d
+    if n == 0:
+        return [make_view(a, self)]
+    return [make_view(a[pre + (slice(i, min(i + split_size, n)),)], self) for i in range(0, n, split_size)]
+
+
+def split_with_sizes(self, split_sizes, dim=0):
+    a = self._a
+    d = _wrap_dim(dim, a.ndim)
+    sizes = _ints(split_sizes, "split_sizes")
+    if any(s < 0 for s in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative entries, but got "
+                           f"split_sizes={list(sizes)}")
+    if sum(sizes) != a.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {a.shape[d]} (input tensor's "
+                           f"size at dimension {d}), but got split_sizes={list(sizes)}")
+    pre = (slice(None),) * d
+    out, i = [], 0
+    for s in sizes:
+        out.append(make_view(a[pre + (slice(i, i + s),)], self))
+        i += s
+    return out
+
+
+def chunk(self, chunks, dim=0):
+    a = self._a
+    if a.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, a.ndim)
+    n = a.shape[d]
+    size = (n + chunks - 1) // chunks
+    if size == 0:
+        return [make_view(a, self)] if n == 0 else []
+    return split(self, size, d)

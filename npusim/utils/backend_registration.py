@@ -1,0 +1,108 @@
+"""``rename_privateuse1_backend`` and ``generate_methods_for_privateuse1_backend`` as torch defines them.
+
+After the rename, the generated methods are the conveniences torch gives a
+renamed backend: ``Tensor.npu()``, ``Tensor.is_npu``, ``Storage.npu()``,
+``Storage.is_npu`` and ``Module.npu()``.
+"""
+from __future__ import annotations
+
+import sys
+
+from ..core.device import device as _device
+from ..core.device import privateuse1_backend_name, rename_privateuse1_backend  # noqa: F401
+from ..core.storage import UntypedStorage
+from ..core.tensor import Tensor
+
+__all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]
+
+
+def _check_register_once(cls, attr):
+    if hasattr(cls, attr):
+        raise RuntimeError(f"The custom device module of {cls} has already been registered with {attr}")
+
+
+def _normalize_device(name, dev):
+    def current():
+        top = sys.modules["npusim"]
+        mod = getattr(top, name, None)
+        return mod.current_device() if mod is not None and hasattr(mod, "current_device") else 0
+
+    if dev is None:
+        return current()
+    if isinstance(dev, str):
+        dev = _device(dev)
+    if isinstance(dev, _device):
+        if dev.type != name:
+            raise RuntimeError(f"Invalid device, must be {name} device")
+        return current() if dev.index is None else dev.index
+    return dev
+
+
+def _generate_tensor_methods(name):
+    def is_backend(self):
+        return self._device.type == name
+
+    _check_register_once(Tensor, f"is_{name}")
+    is_backend.__name__ = f"is_{name}"
+    setattr(Tensor, f"is_{name}", property(is_backend))
+
+    def to_backend(self, device=None, non_blocking=False, **kwargs):
+        idx = _normalize_device(name, device)
+        return self.to(device=_device(name, idx), non_blocking=non_blocking, **kwargs)
+
+    _check_register_once(Tensor, name)
+    to_backend.__name__ = name
+    setattr(Tensor, name, to_backend)
+
+
+def _generate_module_methods(name):
+    from .. import nn
+    if not hasattr(Tensor, name):
+        raise RuntimeError(f"Can not automatically generate {name}() method for npusim.nn.Module.Because "
+                           f"npusim.Tensor doesn't has the method {name}().For this error, you can try setting "
+                           f"for_tensor=True.")
+
+    def module_to(self, device=None):
+        return self._apply(lambda t: getattr(t, name)(device))
+
+    _check_register_once(nn.Module, name)
+    setattr(nn.Module, name, module_to)
+
+
+def _generate_storage_methods(name, unsupported_dtype):
+    def is_backend(self):
+        return self.device.type == name
+
+    _check_register_once(UntypedStorage, f"is_{name}")
+    setattr(UntypedStorage, f"is_{name}", property(is_backend))
+
+    def storage_to(self, device=None, non_blocking=False):
+        idx = _normalize_device(name, device)
+        if getattr(self, f"is_{name}") and self.get_device() == idx:
+            return self
+        return self.to(device=_device(name, idx), non_blocking=non_blocking)
+
+    _check_register_once(UntypedStorage, name)
+    setattr(UntypedStorage, name, storage_to)
+
+
+def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
+                                             for_packed_sequence: bool = True, for_storage: bool = False,
+                                             unsupported_dtype=None) -> None:
+    """Generate ``Tensor.<name>()``/``is_<name>``, ``Module.<name>()``, ``Storage.<name>()``/``is_<name>``."""
+    name = privateuse1_backend_name()
+    if for_tensor:
+        _generate_tensor_methods(name)
+    if for_module and _nn_available():
+        _generate_module_methods(name)
+    if for_storage:
+        _generate_storage_methods(name, unsupported_dtype)
+    # npusim has no PackedSequence; for_packed_sequence is accepted for signature compatibility.
+
+
+def _nn_available() -> bool:
+    try:
+        from .. import nn  # noqa: F401
+    except ImportError:
+        return False
+    return True

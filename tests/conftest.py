@@ -1,0 +1,59 @@
+"""Shared test configuration: markers that skip, device parametrisation, oracle helpers."""
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import npusim
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _gpu_usable() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    skip_oracle = pytest.mark.skip(reason="PyTorch is not installed: oracle comparisons skipped")
+    gpu = None
+    for item in items:
+        if "oracle" in item.keywords and not HAS_TORCH:
+            item.add_marker(skip_oracle)
+        if "gpu" in item.keywords:
+            if gpu is None:
+                gpu = _gpu_usable()
+            if not gpu:
+                item.add_marker(pytest.mark.skip(reason="no usable NVIDIA GPU with CuPy"))
+
+
+def available_devices():
+    devs = ["cpu"]
+    if hasattr(npusim, "npu") and npusim.npu.is_available():
+        devs.append("npu")
+    return devs
+
+
+@pytest.fixture(params=available_devices())
+def device(request):
+    """Each test body runs once per device (cpu, and npu when the backend is present)."""
+    return request.param
+
+
+@pytest.fixture
+def torch():
+    """The PyTorch oracle (tests using it should be marked ``oracle``)."""
+    return pytest.importorskip("torch")
+
+
+def host(t) -> np.ndarray:
+    """A tensor's values as a NumPy array (any device, bfloat16 as float32)."""
+    t = t.detach().cpu()
+    if t.dtype is npusim.bfloat16:
+        t = t.float()
+    return t.numpy()
