@@ -35,12 +35,12 @@ class DeviceHooks:
     def lazy_init(self) -> None:
         """Called before the first tensor is made on this device type."""
 
-    def new_storage(self, array, device):
-        """Return the UntypedStorage that owns ``array``, a result just made on ``device``.
+    def storage_factory(self, device):
+        """A function ``f(array) -> UntypedStorage`` that owns each new array made on ``device``.
 
-        Called for every new array when ``tracks_storage`` is true, so memory
-        statistics and out-of-memory checks can see it. Returning None makes the
-        storage lazily, as on the cpu.
+        Consulted only when ``tracks_storage`` is true; core calls ``f`` for every
+        new array so memory statistics and out-of-memory checks see it. Return
+        None to let storages be made lazily, as on the cpu.
         """
         return None
 
@@ -71,24 +71,23 @@ def get_device_hooks(device_type: str) -> DeviceHooks | None:
 
 
 def _refresh_device_objects():
-    _TRACKING.clear()
+    _FACTORIES.clear()
 
 
-# device -> hooks for device types whose new arrays must be reported (absent: none)
-_TRACKING: dict = {}
+# device -> storage factory for devices whose new arrays must be reported (None: none)
+_FACTORIES: dict = {}
 
 
-def storage_hook(dev):
-    """The hooks that must see new arrays on ``dev``, or None (cpu and untracked types)."""
-    if dev is CPU:
-        return None
+def storage_factory(dev):
+    """The function that makes the storage of a new array on ``dev``, or None."""
     try:
-        return _TRACKING[dev]
+        return _FACTORIES[dev]
     except KeyError:
         h = _HOOKS.get(dev._type)
-        h = h if (h is not None and h.tracks_storage) else None
-        _TRACKING[dev] = h
-        return h
+        f = h.storage_factory(dev) if (h is not None and h.tracks_storage) else None
+        if f is not None or (h is not None and getattr(h, "initialized", True)):
+            _FACTORIES[dev] = f
+        return f
 
 
 def resolve_device(d) -> device:

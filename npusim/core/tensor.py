@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtype as _dt
 from .device import CPU, device as _device
-from .device_hooks import resolve_device, storage_hook
+from .device_hooks import resolve_device, storage_factory
 from .storage import UntypedStorage, array_address, array_root
 
 _new = object.__new__
@@ -413,8 +413,8 @@ def make(a, dev) -> Tensor:
     if dev is CPU:
         t._st = None
     else:
-        h = storage_hook(dev)
-        t._st = h.new_storage(a, dev) if h is not None else None
+        f = storage_factory(dev)
+        t._st = f(a) if f is not None else None
     return t
 
 

@@ -1,0 +1,402 @@
+"""``npusim.npu``: the npu's runtime module, with torch.cuda's names.
+
+Registered with ``npusim._register_device_module("npu", ...)``. Functions that
+take ``device`` accept an index, ``"npu:1"``, an ``npusim.device`` or None (the
+current device).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from ..core.device import device as _device
+from ..core.device import privateuse1_backend_name
+from . import fallback as _fallback
+from .allocator import OutOfMemoryError, format_size
+from .memory import memory as _memory
+from .runtime import runtime
+
+__all__ = [
+    "is_available", "device_count", "current_device", "set_device", "device", "device_of", "synchronize", "init",
+    "is_initialized", "get_device_name", "get_device_properties", "get_device_capability", "mem_get_info",
+    "utilization", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
+    "max_memory_reserved", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache",
+    "memory_stats", "memory_summary", "set_per_process_memory_fraction", "OutOfMemoryError", "fallback_stats",
+    "reset_fallback_stats", "set_fallback_mode", "runtime_mode",
+]
+
+
+# --- devices -----------------------------------------------------------------------------------
+
+def is_available() -> bool:
+    """True when the npu can be used: always in emulation, with a GPU in cuda mode."""
+    try:
+        return runtime.device_count() > 0
+    except RuntimeError:
+        return False
+
+
+def device_count() -> int:
+    try:
+        return runtime.device_count()
+    except RuntimeError:
+        return 0
+
+
+def runtime_mode() -> str:
+    """``"cuda"`` (CuPy on a GPU) or ``"emulation"`` (NumPy)."""
+    return runtime.probe()
+
+
+def init() -> None:
+    """Initialise the npu now instead of on first use."""
+    runtime.lazy_init()
+
+
+def is_initialized() -> bool:
+    return runtime.initialized and not runtime.in_bad_fork
+
+
+def _is_in_bad_fork() -> bool:
+    return runtime.in_bad_fork
+
+
+def _index(dev=None, optional=True) -> int:
+    """Normalise a device argument to an npu index (torch's _get_device_index)."""
+    if dev is None:
+        if not optional:
+            raise ValueError(f"Expected a torch.device with a specified index or an integer, but got:{dev}")
+        return runtime.current_device()
+    if isinstance(dev, str):
+        dev = _device(dev)
+    if isinstance(dev, _device):
+        name = privateuse1_backend_name()
+        if dev.type != name:
+            raise ValueError(f"Expected a {name} device, but got: {dev}")
+        return runtime.current_device() if dev.index is None else runtime.check_index(dev.index)
+    if isinstance(dev, int) and not isinstance(dev, bool):
+        if dev < 0:
+            raise ValueError(f"Expected a non-negative device index, but got {dev}")
+        return runtime.check_index(dev)
+    raise TypeError(f"Expected an npu device (int, str or npusim.device), got {type(dev).__name__}")
+
+
+def current_device() -> int:
+    runtime.lazy_init()
+    return runtime.current_device()
+
+
+def set_device(device) -> None:
+    idx = _index(device)
+    runtime.set_device(idx)
+
+
+class device:
+    """Context manager that changes the current npu device (``torch.cuda.device``)."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else _index(device)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx == -1:
+            return self
+        runtime.lazy_init()
+        self.prev_idx = runtime.current_device()
+        if self.prev_idx != self.idx:
+            runtime.set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx != -1 and self.prev_idx != self.idx:
+            runtime.set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """``with npusim.npu.device_of(t):`` runs on ``t``'s npu (no-op for cpu tensors)."""
+
+    def __init__(self, obj):
+        d = obj.device
+        super().__init__(d.index if d.type == privateuse1_backend_name() else None)
+
+
+def synchronize(device=None) -> None:
+    """Wait for all work on ``device``. Emulated work is already complete when an op returns."""
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        import cupy
+        with cupy.cuda.Device(idx):
+            cupy.cuda.Device(idx).synchronize()
+
+
+@dataclass(frozen=True)
+class _NpuDeviceProperties:
+    name: str
+    major: int
+    minor: int
+    total_memory: int
+    multi_processor_count: int
+    is_integrated: bool = False
+    uuid: str = ""
+
+    def __repr__(self):
+        return (f"_NpuDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, uuid={self.uuid})")
+
+
+_EMULATED_NAME = "npusim emulated NPU"
+
+
+def get_device_properties(device=None) -> _NpuDeviceProperties:
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        import cupy
+        p = cupy.cuda.runtime.getDeviceProperties(idx)
+        name = p["name"].decode() if isinstance(p["name"], bytes) else p["name"]
+        uuid = p.get("uuid", b"")
+        uuid = uuid.hex() if isinstance(uuid, bytes) else str(uuid)
+        return _NpuDeviceProperties(name, p["major"], p["minor"], p["totalGlobalMem"], p["multiProcessorCount"],
+                                    bool(p.get("integrated", 0)), uuid)
+    return _NpuDeviceProperties(_EMULATED_NAME, 1, 0, runtime.config.device_memory, os.cpu_count() or 1,
+                                True, f"emulated-npu-{idx}")
+
+
+def get_device_name(device=None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None) -> tuple:
+    p = get_device_properties(device)
+    return (p.major, p.minor)
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """bfloat16 works on the emulated npu; on a GPU it needs compute capability 8.0+."""
+    if runtime.probe() == "emulation":
+        return True
+    return get_device_capability()[0] >= 8 or including_emulation
+
+
+# --- NVML (cuda mode) ------------------------------------------------------------------------------
+
+def _nvml_handle(idx):
+    import pynvml
+    pynvml.nvmlInit()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible:
+        entries = [e.strip() for e in visible.split(",") if e.strip()]
+        if idx >= len(entries):
+            raise RuntimeError(f"npu {idx} is not in CUDA_VISIBLE_DEVICES={visible}")
+        entry = entries[idx]
+        if entry.isdigit():
+            return pynvml.nvmlDeviceGetHandleByIndex(int(entry))
+        return pynvml.nvmlDeviceGetHandleByUUID(entry if entry.startswith("GPU-") else f"GPU-{entry}")
+    return pynvml.nvmlDeviceGetHandleByIndex(idx)
+
+
+_util_lock = threading.Lock()
+_util_last = {}
+
+
+def utilization(device=None) -> int:
+    """Percent of the last sample period the device was busy.
+
+    cuda mode: NVML's GPU utilisation. Emulation: the emulated device computes on
+    host cores, so this is the process's CPU time over wall time since the last
+    call (first call: since the runtime started), capped at 100.
+    """
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        import pynvml
+        return int(pynvml.nvmlDeviceGetUtilizationRates(_nvml_handle(idx)).gpu)
+    now, cpu = time.perf_counter(), time.process_time()
+    with _util_lock:
+        last = _util_last.get(idx, (_START_WALL, _START_CPU))
+        _util_last[idx] = (now, cpu)
+    wall = now - last[0]
+    if wall <= 0:
+        return 0
+    return int(min(100.0, 100.0 * (cpu - last[1]) / wall))
+
+
+_START_WALL, _START_CPU = time.perf_counter(), time.process_time()
+
+
+def mem_get_info(device=None) -> tuple:
+    """(free, total) bytes of the device."""
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        import cupy
+        with cupy.cuda.Device(idx):
+            free, total = cupy.cuda.runtime.memGetInfo()
+        return int(free), int(total)
+    a = _memory.emulated(idx)
+    return max(a.limit - a.reserved, 0), a.capacity
+
+
+# --- memory statistics -------------------------------------------------------------------------------
+
+def memory_stats(device=None) -> dict:
+    idx = _index(device)
+    runtime.lazy_init()
+    a = _memory.emulated(idx)
+    if a is not None:
+        return a.memory_stats()
+    w = _memory.watcher
+    with w.on(idx):
+        used, total = w.pool.used_bytes(), w.pool.total_bytes()
+    return {"allocated_bytes.all.current": used, "allocated_bytes.all.peak": w.peak_used[idx],
+            "reserved_bytes.all.current": total, "reserved_bytes.all.peak": w.peak_reserved[idx],
+            "num_ooms": w.num_ooms[idx]}
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes occupied by tensors on the device."""
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
+
+
+def max_memory_allocated(device=None) -> int:
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes held by the caching allocator (tensors plus cached free blocks)."""
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
+
+
+def max_memory_reserved(device=None) -> int:
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    idx = _index(device)
+    runtime.lazy_init()
+    a = _memory.emulated(idx)
+    if a is not None:
+        a.reset_peak()
+        return
+    w = _memory.watcher
+    with w.on(idx):
+        w.peak_used[idx], w.peak_reserved[idx] = w.pool.used_bytes(), w.pool.total_bytes()
+
+
+def reset_accumulated_memory_stats(device=None) -> None:
+    idx = _index(device)
+    runtime.lazy_init()
+    a = _memory.emulated(idx)
+    if a is not None:
+        a.reset_accumulated()
+    else:
+        _memory.watcher.num_ooms[idx] = 0
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    reset_peak_memory_stats(device)
+
+
+def empty_cache() -> None:
+    """Release cached, unused blocks on every device (tensors keep their memory)."""
+    if not runtime.initialized:
+        return
+    if _memory.allocators is not None:
+        for a in _memory.allocators:
+            a.empty_cache()
+    elif _memory.watcher is not None:
+        _memory.watcher.pool.free_all_blocks()
+
+
+def set_per_process_memory_fraction(fraction, device=None) -> None:
+    """Limit this process to ``fraction`` of the device's memory; beyond it allocations raise OOM."""
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    idx = _index(device)
+    runtime.lazy_init()
+    a = _memory.emulated(idx)
+    if a is not None:
+        a.limit = int(a.capacity * fraction)
+        return
+    total = mem_get_info(idx)[1]
+    _memory.watcher.limit[idx] = int(total * fraction)
+
+
+def _fmt_size(sz, pref):
+    prefixes = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    prefix = prefixes[0]
+    for new in prefixes[1:]:
+        if pref < 768 * 1024:
+            break
+        prefix = new
+        sz //= 1024
+        pref /= 1024
+    return f"{sz:6d} {prefix}"
+
+
+def _fmt_count(cnt, pref):
+    prefixes = [" ", "K", "M"]
+    prefix = prefixes[0]
+    for new in prefixes[1:]:
+        if pref < 750 * 1000:
+            break
+        prefix = new
+        cnt //= 1000
+        pref /= 1000
+    return f"{cnt:7d} {prefix} "
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A human-readable table of the allocator statistics (torch.cuda.memory_summary's layout)."""
+    idx = _index(device)
+    stats = memory_stats(idx)
+    title = f"npusim npu memory summary, device ID {idx}"
+    counts = (f"npu OOMs: {stats.get('num_ooms', 0):<8d} | allocation retries: "
+              f"{stats.get('num_alloc_retries', 0):<8d}")
+    lines = ["=" * 75, f"{title:^75}", "-" * 75, f"{counts:^75}", "=" * 75,
+             "        Metric         | Cur Usage  | Peak Usage | Tot Alloc  | Tot Freed  "]
+    metrics = [("allocated_bytes", "Allocated memory", _fmt_size), ("active_bytes", "Active memory", _fmt_size),
+               ("requested_bytes", "Requested memory", _fmt_size),
+               ("reserved_bytes", "npu reserved memory", _fmt_size), ("allocation", "Allocations", _fmt_count),
+               ("active", "Active allocs", _fmt_count), ("segment", "npu reserved segments", _fmt_count)]
+    for key, label, fmt in metrics:
+        if f"{key}.all.current" not in stats:
+            continue
+        lines.append("-" * 75)
+        subs = [("all", label)] + ([] if abbreviated else [("large_pool", "      from large pool"),
+                                                           ("small_pool", "      from small pool")])
+        pref = None
+        for sub, name in subs:
+            vals = [stats.get(f"{key}.{sub}.{f}", 0) for f in ("current", "peak", "allocated", "freed")]
+            if pref is None:
+                pref = vals
+            lines.append(f" {name:<21} | " + " | ".join(fmt(v, p) for v, p in zip(vals, pref)) + " ")
+    lines.append("=" * 75)
+    return "|" + "|\n|".join(lines) + "|\n"
+
+
+# --- the CPU fallback ------------------------------------------------------------------------------------
+
+def fallback_stats() -> dict:
+    """How many times each op ran through the CPU fallback in this process, e.g. {'aten::sort': 3}."""
+    return _fallback.stats()
+
+
+def reset_fallback_stats() -> None:
+    _fallback.reset_stats()
+
+
+def set_fallback_mode(mode) -> None:
+    """'warn', 'silent' or 'error' for ops without an npu kernel (None: back to NPUSIM_FALLBACK)."""
+    _fallback.set_mode(mode)
+
+
+def format_bytes(n: int) -> str:
+    return format_size(n)

@@ -1,0 +1,137 @@
+"""The boxed CPU fallback for ops the npu registers no kernel for.
+
+Registered with ``Library("_", "IMPL").fallback(cpu_fallback, "PrivateUse1")`` as
+the PrivateUse1 tutorial describes: npu inputs are copied to the cpu, the op's
+CPU kernel runs, results come back to the input's device; in-place and ``out=``
+arguments are written back into the original npu tensors, which are returned.
+The first call of each op warns (once per process, whatever the warnings
+filter); ``NPUSIM_FALLBACK=silent`` hides it and ``=error`` refuses instead.
+View ops, factories and random ops never fall back: a silent copy would break
+their meaning.
+"""
+from __future__ import annotations
+
+import threading
+import warnings
+
+from ..core.device import CPU
+from ..core.tensor import Tensor, make
+from ..library import DispatchKey, DispatchKeySet
+from .runtime import runtime
+from .transfer import from_host, to_host
+
+_CPU_KEYS = DispatchKeySet(DispatchKey.CPU)
+_lock = threading.Lock()
+_warned: set = set()
+_counts: dict = {}
+_mode_override = None
+
+
+def set_mode(mode):
+    """'warn', 'silent' or 'error' for this process (overrides NPUSIM_FALLBACK); None restores it."""
+    global _mode_override
+    if mode not in (None, "warn", "silent", "error"):
+        raise ValueError(f"fallback mode must be 'warn', 'silent' or 'error', got {mode!r}")
+    _mode_override = mode
+
+
+def mode() -> str:
+    return _mode_override or runtime.config.fallback
+
+
+def stats() -> dict:
+    with _lock:
+        return dict(_counts)
+
+
+def reset_stats() -> None:
+    with _lock:
+        _counts.clear()
+
+
+def _packet_name(op) -> str:
+    return f"{op.namespace}::{op._schema.name}"
+
+
+def _refuse_reason(op):
+    schema = op._schema
+    if any(r.type.alias is not None and not r.type.is_write for r in schema.returns):
+        return "returns a view of its input, which a copy to the CPU cannot preserve"
+    if not schema.tensor_args:
+        return "creates tensors (a factory) and has no input to copy"
+    if any(a.type.base == "Generator" for a in schema.arguments):
+        return "draws random numbers, which must come from the npu's own generator"
+    return None
+
+
+def _to_cpu(x, seen):
+    if isinstance(x, Tensor):
+        if x._device is CPU:
+            return x
+        cpu = make(to_host(x._a), CPU)
+        seen.append((cpu, x))
+        return cpu
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_cpu(y, seen) for y in x)
+    return x
+
+
+def cpu_fallback(op, *args, **kwargs):
+    name = _packet_name(op)
+    m = mode()
+    if m == "error":
+        raise NotImplementedError(
+            f"Operator '{name}' is not currently supported on the npu backend, and the CPU fallback is disabled "
+            f"(NPUSIM_FALLBACK=error).")
+    reason = _refuse_reason(op)
+    if reason is not None:
+        raise NotImplementedError(f"Operator '{op.name_}' has no npu kernel and cannot fall back to the CPU: it "
+                                  f"{reason}. Register an npu kernel for it.")
+    with _lock:
+        _counts[name] = _counts.get(name, 0) + 1
+        first = name not in _warned
+        _warned.add(name)
+    if first and m == "warn":
+        warnings.warn(f"Operator '{name}' is not currently supported on the npu backend and will fall back to run "
+                      f"on the CPU. This may have performance implications.", UserWarning, stacklevel=3)
+    moved = []
+    cpu_args = [_to_cpu(a, moved) for a in args]
+    cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
+    device = next((orig._device for _, orig in moved), None)
+    result = op.redispatch(_CPU_KEYS, *cpu_args, **cpu_kwargs)
+    # Mutated arguments: write the CPU result back into the original npu tensors.
+    originals = {id(cpu): orig for cpu, orig in moved}
+    for arg in op._schema.mutable_args:
+        cpu_t = cpu_kwargs.get(arg.name) if arg.kwarg_only else \
+            (cpu_args[_position(op, arg.name)] if _position(op, arg.name) < len(cpu_args) else None)
+        orig = originals.get(id(cpu_t))
+        if orig is not None:
+            _write_back(orig, cpu_t)
+    return _restore(result, originals, device)
+
+
+def _position(op, name) -> int:
+    positional = [a.name for a in op._schema.arguments if not a.kwarg_only]
+    return positional.index(name) if name in positional else len(positional) + 1
+
+
+def _write_back(orig: Tensor, cpu_t: Tensor) -> None:
+    if orig._a.shape != cpu_t._a.shape:
+        from ..native.common import replace_array
+        replace_array(orig, from_host(cpu_t._a, orig._device))
+    else:
+        orig._a[...] = from_host(cpu_t._a, orig._device)
+    orig._bump_version()
+
+
+def _restore(result, originals, device):
+    if isinstance(result, Tensor):
+        orig = originals.get(id(result))
+        if orig is not None:
+            return orig
+        if device is None or result._device is not CPU:
+            return result
+        return make(from_host(result._a, device), device)
+    if isinstance(result, (list, tuple)):
+        return type(result)(_restore(r, originals, device) for r in result)
+    return result

@@ -1,0 +1,69 @@
+"""The npu's DeviceHooks: how core learns its device count, current device and memory."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.device_hooks import DeviceHooks
+from .runtime import runtime
+from .storage import new_npu_storage
+
+
+class NpuHooks(DeviceHooks):
+    """Device facts for core. In emulation every new array is accounted in the device's allocator."""
+
+    def __init__(self, memory):
+        self.memory = memory          # backend.memory.MemoryManager
+        self.tracks_storage = True    # decided per mode after init; True is safe before
+
+    def is_available(self) -> bool:
+        try:
+            return runtime.device_count() > 0
+        except RuntimeError:
+            return False
+
+    def device_count(self) -> int:
+        return runtime.device_count()
+
+    def current_device(self) -> int:
+        return runtime.current_device()
+
+    def lazy_init(self) -> None:
+        if not runtime.initialized:
+            runtime.lazy_init()
+        elif runtime.in_bad_fork:
+            runtime.check_fork()
+
+    def array_namespace(self, device):
+        if runtime.mode == "cuda":
+            import cupy
+            return cupy
+        return np
+
+    @property
+    def initialized(self) -> bool:
+        return runtime.initialized
+
+    def storage_factory(self, device):
+        alloc = self.memory.emulated(device.index)
+        if alloc is None:   # cuda mode: CuPy's pool does the accounting
+            return None
+
+        def new_storage(array, _rt=runtime, _alloc=alloc, _dev=device):
+            if _rt.in_bad_fork:
+                _rt.check_fork()
+            return new_npu_storage(array, _dev, _alloc)
+        return new_storage
+
+    def check_allocation(self, nbytes, device) -> None:
+        alloc = self.memory.emulated(device.index)
+        if alloc is not None:
+            alloc.check(nbytes)
+
+    def from_dlpack(self, ext, kind, index):
+        if kind == 2 and runtime.mode == "cuda":
+            import cupy
+
+            from ..core.device import device as _device
+            from ..core.tensor import make
+            return make(cupy.from_dlpack(ext), _device("npu", int(index)))
+        return None

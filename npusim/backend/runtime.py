@@ -1,0 +1,130 @@
+"""The npu runtime: which mode it runs in, its devices, the current device, lazy init.
+
+The mode is probed once per process at first use, cheaply: without CuPy on the
+path there is no import at all; with CuPy, one device-count query decides.
+``NPUSIM_BACKEND`` forces a mode. Like CUDA, the runtime initialises lazily and
+a child forked after its parent initialised it refuses to use it.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+
+from .config import Config, read_config
+
+
+class NpuRuntimeError(RuntimeError):
+    pass
+
+
+def _cuda_device_count() -> int:
+    """Usable CUDA devices through CuPy, or 0 (CuPy absent, no driver, no GPU)."""
+    if importlib.util.find_spec("cupy") is None:
+        return 0
+    try:
+        import cupy
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:
+        return 0
+
+
+class _ThreadState(threading.local):
+    device = 0
+
+
+class Runtime:
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._config: Config | None = None
+        self.mode: str | None = None
+        self.initialized = False
+        self.in_bad_fork = False
+        self._tls = _ThreadState()
+        self._init_hooks = []
+        self._cuda_count = None
+
+    # --- configuration and mode -------------------------------------------------------------
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = read_config()
+        return self._config
+
+    def probe(self) -> str:
+        """Decide the mode once: ``cuda`` (CuPy + a GPU) or ``emulation``."""
+        if self.mode is not None:
+            return self.mode
+        with self._lock:
+            if self.mode is None:
+                wanted = self.config.backend
+                if wanted == "emulation":
+                    self.mode = "emulation"
+                else:
+                    n = _cuda_device_count()
+                    if n == 0 and wanted == "cuda":
+                        raise NpuRuntimeError(
+                            "NPUSIM_BACKEND=cuda, but no usable NVIDIA GPU was found through CuPy (is cupy "
+                            "installed for this CUDA version, and is a GPU visible?). Unset NPUSIM_BACKEND or set "
+                            "it to 'emulation' to run on the emulated npu.")
+                    self._cuda_count = n
+                    self.mode = "cuda" if n > 0 else "emulation"
+        return self.mode
+
+    def device_count(self) -> int:
+        mode = self.probe()
+        return self._cuda_count if mode == "cuda" else self.config.device_count
+
+    # --- initialisation and fork ------------------------------------------------------------------
+    def on_init(self, fn) -> None:
+        """Run ``fn(runtime)`` once when the runtime initialises."""
+        self._init_hooks.append(fn)
+        if self.initialized:
+            fn(self)
+
+    def check_fork(self) -> None:
+        if self.in_bad_fork:
+            raise NpuRuntimeError("Cannot re-initialize npu in forked subprocess. To use npu with "
+                                  "multiprocessing, you must use the 'spawn' start method")
+
+    def lazy_init(self) -> None:
+        if self.initialized:
+            return
+        self.check_fork()
+        with self._lock:
+            if self.initialized:
+                return
+            self.probe()
+            for fn in self._init_hooks:
+                fn(self)
+            self.initialized = True
+
+    def _after_fork_in_child(self) -> None:
+        if self.initialized and not (self.mode == "emulation" and self.config.allow_fork):
+            self.in_bad_fork = True
+            self.initialized = False
+        self._lock = threading.RLock()
+
+    # --- current device (per thread, as CUDA's) ------------------------------------------------------
+    def current_device(self) -> int:
+        return self._tls.device
+
+    def check_index(self, index: int) -> int:
+        n = self.device_count()
+        if not isinstance(index, int) or isinstance(index, bool):
+            raise TypeError(f"device index must be an int, got {type(index).__name__}")
+        if not 0 <= index < n:
+            raise RuntimeError(f"Invalid device index {index}: the npu backend has {n} device"
+                               f"{'s' if n != 1 else ''} (valid indices 0..{n - 1})")
+        return index
+
+    def set_device(self, index: int) -> None:
+        self.lazy_init()
+        self._tls.device = self.check_index(index)
+        if self.mode == "cuda":
+            import cupy
+            cupy.cuda.Device(index).use()
+
+
+runtime = Runtime()
+os.register_at_fork(after_in_child=runtime._after_fork_in_child)
