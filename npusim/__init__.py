@@ -6,6 +6,8 @@ points, exactly as a third-party backend would.
 """
 from __future__ import annotations
 
+import sys as _sys
+
 __version__ = "0.1.0"
 
 from .core import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
@@ -25,10 +27,16 @@ from .core.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
 )
 from .core.ops_namespace import ops
+from .core.generator import Generator, default_generator
+from .core.rng import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .core import rng as _rng_module
 from .core.printing import get_printoptions, set_printoptions
 from .core.public_factories import (  # noqa: F401
     arange, empty, empty_like, empty_strided, eye, full, full_like, linspace, ones, ones_like, scalar_tensor,
     zeros, zeros_like,
+)
+from .core.random_functions import (  # noqa: F401
+    bernoulli, multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
 )
 from .core.storage import UntypedStorage
 from .core.tensor import Size, Tensor
@@ -42,6 +50,10 @@ from . import backend as _backend  # noqa: F401  (the npu, through the PrivateUs
 from . import accelerator  # noqa: F401
 
 _dispatcher.device_keys = lambda d: _resolve_keys(d)
+
+# ``npusim.random`` (torch.random): the module lives in core/rng.py so no file shadows the stdlib's random.
+random = _rng_module
+_sys.modules[__name__ + ".random"] = _rng_module
 
 
 def _resolve_keys(d):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..core.device import device as _device
 from ..core.device import privateuse1_backend_name
 from . import fallback as _fallback
+from .generator import defaults as _generators
 from .allocator import OutOfMemoryError, format_size
 from .memory import memory as _memory
 from .runtime import runtime
@@ -24,7 +25,9 @@ __all__ = [
     "utilization", "is_bf16_supported", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache",
     "memory_stats", "memory_summary", "set_per_process_memory_fraction", "OutOfMemoryError", "fallback_stats",
-    "reset_fallback_stats", "set_fallback_mode", "runtime_mode",
+    "reset_fallback_stats", "set_fallback_mode", "runtime_mode", "manual_seed", "manual_seed_all", "seed",
+    "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
+    "default_generators",
 ]
 
 
@@ -400,3 +403,62 @@ def set_fallback_mode(mode) -> None:
 
 def format_bytes(n: int) -> str:
     return format_size(n)
+
+
+# --- random number generators ------------------------------------------------------------------------
+
+def __getattr__(name):
+    if name == "default_generators":
+        runtime.lazy_init()
+        return _generators.generators
+    raise AttributeError(f"module 'npusim.npu' has no attribute '{name}'")
+
+
+def manual_seed(seed) -> None:
+    """Seed the current npu's default generator."""
+    from ..core.generator import seed_value
+    _generators.get(runtime.current_device()).manual_seed(seed_value(seed))
+
+
+def manual_seed_all(seed) -> None:
+    """Seed the default generator of every npu."""
+    from ..core.generator import seed_value
+    s = seed_value(seed)
+    runtime.lazy_init()
+    for g in _generators.generators:
+        g.manual_seed(s)
+
+
+def seed() -> None:
+    _generators.get(runtime.current_device()).seed()
+
+
+def seed_all() -> None:
+    runtime.lazy_init()
+    s = _generators.generators[0].seed()
+    for g in _generators.generators[1:]:
+        g.manual_seed(s)
+
+
+def initial_seed() -> int:
+    return _generators.get(runtime.current_device()).initial_seed()
+
+
+def get_rng_state(device="npu"):
+    """The RNG state of one npu as a uint8 cpu tensor."""
+    return _generators.get(_index(device)).get_state()
+
+
+def set_rng_state(new_state, device="npu") -> None:
+    _generators.get(_index(device)).set_state(new_state)
+
+
+def get_rng_state_all() -> list:
+    runtime.lazy_init()
+    return [g.get_state() for g in _generators.generators]
+
+
+def set_rng_state_all(new_states) -> None:
+    runtime.lazy_init()
+    for g, st in zip(_generators.generators, new_states):
+        g.set_state(st)

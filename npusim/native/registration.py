@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import binary as B
 from . import factories as F
-from . import indexing_ops, joining, linalg, reductions, sorting
+from . import indexing_ops, joining, linalg, random_ops, reductions, sorting
 from . import unary as U
 from . import views as V
 
@@ -108,7 +108,7 @@ def _build() -> dict:
         "_local_scalar_dense": F.local_scalar_dense, "resize_": F.resize_,
     })
     # families that keep their own table
-    for module in (reductions, linalg, indexing_ops, sorting, joining):
+    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops):
         t.update(module.KERNELS)
     return t
 
@@ -123,8 +123,10 @@ def _schema_names():
 
 _OUT_OK = _schema_names()
 KERNELS = _build()
-# Device-independent compositions: registered once for every backend.
+# Device-independent compositions, registered once for every backend:
+# explicit ones are kernels in their own right, implicit ones decompose into other ops.
 COMPOSITE = {"_to_copy": F.to_copy}
+COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
 
 
 def register_kernels(lib, key, exclude=()):

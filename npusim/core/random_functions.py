@@ -1,0 +1,134 @@
+"""Public random ops (``npusim.rand``, ``randn``, ``randint``...) and the in-place Tensor methods."""
+from __future__ import annotations
+
+from .factories import parse_size
+from .ops_namespace import aten
+from .public_factories import _finish
+from .tensor import Tensor
+
+__all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
+           "bernoulli", "multinomial"]
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
+    t = aten.rand.generator(parse_size(size, "rand"), generator=generator, dtype=dtype, layout=layout,
+                            device=device)
+    return _finish(t, requires_grad, out)
+
+
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False):
+    t = aten.randn.generator(parse_size(size, "randn"), generator=generator, dtype=dtype, layout=layout,
+                             device=device)
+    return _finish(t, requires_grad, out)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False):
+    """``randint(high, size)`` or ``randint(low, high, size)``."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        raise TypeError("randint() missing required argument 'high'")
+    t = aten.randint.low_generator(int(low), int(high), parse_size((size,), "randint"), generator=generator,
+                                   dtype=dtype, layout=layout, device=device)
+    return _finish(t, requires_grad, out)
+
+
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    t = aten.randperm.generator(n, generator=generator, dtype=dtype, layout=layout, device=device)
+    return _finish(t, requires_grad, out)
+
+
+def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(aten.rand_like.default(input, dtype=dtype, device=device), requires_grad, None)
+
+
+def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
+    return _finish(aten.randn_like.default(input, dtype=dtype, device=device), requires_grad, None)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
+                 memory_format=None):
+    if high is None:
+        low, high = 0, low
+    return _finish(aten.randint_like.low_dtype(input, low, high, dtype=dtype, device=device), requires_grad, None)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
+    """normal(mean, std) with tensors or numbers; normal(mean, std, size) for numbers."""
+    mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if mt and st:
+        t = aten.normal.Tensor_Tensor(mean, std, generator=generator)
+    elif mt:
+        t = aten.normal.Tensor_float(mean, float(std), generator=generator)
+    elif st:
+        t = aten.normal.float_Tensor(float(mean), std, generator=generator)
+    else:
+        if size is None:
+            raise TypeError("normal() received an invalid combination of arguments: with float mean and std, "
+                            "size is required")
+        t = aten.normal.float_float(float(mean), float(std), parse_size((size,), "normal"), generator=generator,
+                                    dtype=dtype, layout=layout, device=device)
+    return _finish(t, requires_grad, out)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    if p is None:
+        t = aten.bernoulli.default(input, generator=generator)
+    elif isinstance(p, Tensor):
+        t = aten.bernoulli.Tensor(input, p, generator=generator)
+    else:
+        t = aten.bernoulli.p(input, float(p), generator=generator)
+    return _finish(t, False, out)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    return _finish(aten.multinomial.default(input, num_samples, replacement, generator=generator), False, out)
+
+
+# --- Tensor methods --------------------------------------------------------------------------------------
+
+def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    if "from" in kw:
+        from_ = kw.pop("from")
+    return aten.uniform_.default(self, from_, to, generator=generator)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    return aten.normal_.default(self, mean, std, generator=generator)
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    return aten.exponential_.default(self, lambd, generator=generator)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    if isinstance(p, Tensor):
+        return aten.bernoulli_.Tensor(self, p, generator=generator)
+    return aten.bernoulli_.float(self, p, generator=generator)
+
+
+def _random_(self, from_=None, to=None, *, generator=None, **kw):
+    if "from" in kw:
+        from_ = kw.pop("from")
+    if from_ is None and to is None:
+        return aten.random_.default(self, generator=generator)
+    if to is None:
+        return aten.random_.to(self, from_, generator=generator)
+    return getattr(aten.random_, "from")(self, from_, to, generator=generator)  # "from" is a keyword
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.exponential_ = _exponential_
+Tensor.bernoulli_ = _bernoulli_
+Tensor.random_ = _random_
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
+    self, num_samples, replacement, generator=generator)

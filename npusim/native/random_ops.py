@@ -1,0 +1,330 @@
+"""Random ops: every draw goes through a Generator's Philox (seed, offset) state.
+
+The array math lives in ``npusim.kernels.random``; here are torch's argument
+rules, dtype defaults and errors, and the choice of generator (the one passed,
+checked against the op's device, or the device's default).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtype as D
+from ..core.generator import generator_for
+from ..core.tensor import Tensor
+from ..kernels import philox as KR
+from ..kernels.array_api import namespace_of
+from . import common as C
+from . import factories as F
+
+# torch's ScalarType codes, as schema defaults write them ("ScalarType? dtype=4" is long)
+_SCALAR_TYPE_CODES = {0: D.uint8, 1: D.int8, 2: D.int16, 3: D.int32, 4: D.int64, 5: D.float16, 6: D.float32,
+                      7: D.float64, 11: D.bool, 15: D.bfloat16}
+
+
+def _dtype_arg(dtype, default):
+    if dtype is None:
+        return default
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return _SCALAR_TYPE_CODES[dtype]
+    return dtype
+
+
+def _require_float(dt, kernel):
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{C.TORCH_NAME[dt]}'")
+
+
+def _draw_new(size, dtype, device, layout, generator, draw):
+    """A new tensor filled by ``draw(xp, key, counter, shape, np_dtype) -> (array, blocks)``."""
+    dt, dev = F._target(dtype, device, layout)
+    shape = F._checked_shape(size)
+    g = generator_for(generator, dev)
+    return F._allocate(lambda xp, s, d: g.draw(lambda key, c: draw(xp, key, c, s, d)), shape, dt, dev)
+
+
+def _fill(self, generator, draw):
+    """Fill ``self`` in place with ``draw(xp, key, counter, shape, np_dtype)``."""
+    a = self._a
+    g = generator_for(generator, self._device)
+    xp = namespace_of(a)
+    values = g.draw(lambda key, c: draw(xp, key, c, a.shape, a.dtype))
+    return C.write_out(self, values)
+
+
+# --- factories ---------------------------------------------------------------------------------------
+
+def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    dt = _dtype_arg(dtype, D.get_default_dtype())
+    _require_float(dt, "check_uniform_bounds")
+    return _draw_new(size, dt, device, layout, generator, KR.uniform)
+
+
+def randn(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    dt = _dtype_arg(dtype, D.get_default_dtype())
+    _require_float(dt, "normal_kernel_cpu")
+    return _draw_new(size, dt, device, layout, generator, KR.normal)
+
+
+def _check_range(low, high):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+
+
+def randint(high, size, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
+    return randint_low(0, high, size, generator=generator, dtype=dtype, layout=layout, device=device)
+
+
+def randint_low(low, high, size, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
+    _check_range(low, high)
+    dt = _dtype_arg(dtype, D.int64)
+    return _draw_new(size, dt, device, layout, generator,
+                     lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+
+
+def randperm(n, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    dt = _dtype_arg(dtype, D.int64)
+    return _draw_new((n,), dt, device, layout, generator,
+                     lambda xp, key, c, s, d: KR.permutation(xp, key, c, n, d))
+
+
+def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    _check_std(std)
+    dt = _dtype_arg(dtype, D.get_default_dtype())
+    return _draw_new(size, dt, device, layout, generator,
+                     lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std))
+
+
+def _like(self, dtype, device, generator, draw, need_float=None):
+    dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
+    if need_float:
+        _require_float(dt, need_float)
+    dev = self._device if device is None else device
+    return _draw_new(self._a.shape, dt, dev, None, generator, draw)
+
+
+def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, dtype, device, generator, KR.uniform, "check_uniform_bounds")
+
+
+def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _like(self, dtype, device, generator, KR.normal, "normal_kernel_cpu")
+
+
+def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+                 memory_format=None):
+    return randint_like_low(self, 0, high, generator=generator, dtype=dtype, device=device)
+
+
+def randint_like_low(self, low, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
+                     memory_format=None):
+    _check_range(low, high)
+    return _like(self, dtype, device, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+
+
+# --- in-place fills -----------------------------------------------------------------------------------------
+
+def uniform_(self, from_=0.0, to=1.0, generator=None):
+    _require_float(self.dtype, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.uniform(xp, key, c, s, d, from_, to))
+
+
+def _check_std(std):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    _require_float(self.dtype, "normal_kernel_cpu")
+    _check_std(std)
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std))
+
+
+def exponential_(self, lambd=1.0, generator=None):
+    _require_float(self.dtype, "exponential_cpu")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.exponential(xp, key, c, s, d, lambd))
+
+
+def _dtype_range(dt):
+    """random_()'s default range: [0, 2**mantissa] for floats, [0, max] for integers."""
+    if dt.is_floating_point:
+        digits = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}[dt]
+        return 0, 2 ** digits + 1
+    if dt is D.bool:
+        return 0, 2
+    return 0, int(np.iinfo(dt.np).max) + 1
+
+
+def random_(self, generator=None):
+    low, high = _dtype_range(self.dtype)
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+
+
+def random_from(self, from_, to=None, generator=None):
+    high = _dtype_range(self.dtype)[1] if to is None else to
+    _check_range(from_, high)
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, from_, high, d))
+
+
+def random_to(self, to, generator=None):
+    return random_from(self, 0, to, generator)
+
+
+# --- distributions parameterised by tensors ----------------------------------------------------------------
+
+def _bernoulli_p_check(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+
+
+def bernoulli_float_(self, p=0.5, generator=None):
+    _bernoulli_p_check(p)
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.bernoulli(xp, key, c, p, s, d))
+
+
+def _probabilities(p: Tensor, dev):
+    pa = C.array_operand(p, np.dtype(np.float64), dev)
+    xp = namespace_of(pa) if hasattr(pa, "shape") else np
+    if bool(xp.any((pa < 0) | (pa > 1))):
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+    return pa
+
+
+def bernoulli_tensor_(self, p, generator=None):
+    pa = _probabilities(p, self._device)
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.bernoulli(xp, key, c, pa, s, d))
+
+
+def bernoulli(self, generator=None):
+    """Each element is 1 with the probability given by ``self``."""
+    _require_float(self.dtype, "bernoulli_tensor_cpu_self_")
+    out = F.empty_like(self)
+    return bernoulli_tensor_(out, self, generator)
+
+
+def bernoulli_p(self, p, generator=None):
+    _bernoulli_p_check(p)
+    out = F.empty_like(self)
+    return bernoulli_float_(out, p, generator)
+
+
+def bernoulli_t(self, p, generator=None):
+    out = F.empty_like(self)
+    return bernoulli_tensor_(out, p, generator)
+
+
+def _normal_tensor(mean, std, generator):
+    dev = C.common_device(mean, std)
+    dt = C.result_type(mean, std) if isinstance(mean, Tensor) and isinstance(std, Tensor) else \
+        (mean if isinstance(mean, Tensor) else std).dtype
+    _require_float(dt, "normal_kernel_cpu")
+    m = C.array_operand(mean, dt.np, dev) if isinstance(mean, Tensor) else mean
+    s = C.array_operand(std, dt.np, dev) if isinstance(std, Tensor) else std
+    xp = namespace_of(m if hasattr(m, "shape") else s)
+    if bool(xp.any(xp.asarray(s) < 0)):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    shape = C.broadcast_shapes(np.shape(m), np.shape(s))
+    g = generator_for(generator, dev)
+    z = g.draw(lambda key, c: KR.normal(xp, key, c, shape, np.float64))
+    return C.make((z * s + m).astype(dt.np), dev)
+
+
+def normal_tensor_float(mean, std=1.0, generator=None):
+    _check_std(std)
+    return _normal_tensor(mean, std, generator)
+
+
+def normal_float_tensor(mean, std, generator=None):
+    return _normal_tensor(mean, std, generator)
+
+
+def normal_tensor_tensor(mean, std, generator=None):
+    return _normal_tensor(mean, std, generator)
+
+
+def multinomial(self, num_samples, replacement=False, generator=None):
+    a = self._a
+    if a.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim")
+    if not self.is_floating_point():
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{C.tname(a.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = a.shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    xp = namespace_of(a)
+    p = a.astype(np.float64).reshape(-1, n_cat)
+    if bool(xp.any(~xp.isfinite(p) | (p < 0))):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    total = p.sum(axis=1)
+    if bool(xp.any(total <= 0)):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = p.shape[0]
+    g = generator_for(generator, self._device)
+    if replacement:
+        u = g.draw(lambda key, c: KR.uniform(xp, key, c, (rows, num_samples), np.float64))
+        cdf = xp.cumsum(p / total[:, None], axis=1)
+        cdf[:, -1] = 1.0
+        offsets = xp.arange(rows, dtype=np.float64)[:, None]
+        # one search over all rows: row r's CDF lives in [r, r + 1]
+        flat = (cdf + offsets).reshape(-1)
+        idx = xp.searchsorted(flat, (u + offsets).reshape(-1), side="right").reshape(rows, num_samples)
+        idx = xp.minimum(idx - (xp.arange(rows)[:, None] * n_cat), n_cat - 1)
+    else:
+        # exponential race: the k smallest of E_i / p_i are a sample without replacement
+        e = g.draw(lambda key, c: KR.exponential(xp, key, c, (rows, n_cat), np.float64))
+        with np.errstate(divide="ignore"):
+            keys = xp.where(p > 0, e / p, np.inf)
+        idx = xp.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    out = idx.astype(np.int64)
+    return C.make(out.reshape(num_samples) if a.ndim == 1 else out, self._device)
+
+
+def dropout(input, p, train):
+    """CompositeImplicitAutograd: input * Bernoulli(1 - p) mask / (1 - p)."""
+    if p < 0 or p > 1:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not train or p == 0:
+        return input
+    from ..core.ops_namespace import aten
+    if p == 1:
+        return aten.mul.Tensor(input, 0.0)
+    mask = aten.bernoulli.p(aten.empty_like.default(input), 1 - p)
+    return aten.mul.Tensor(aten.mul.Tensor(input, mask), 1.0 / (1 - p))
+
+
+def native_dropout(input, p, train=None):
+    if train is False:
+        xp = namespace_of(input._a)
+        return C.make(input._a.copy(), input._device), C.make(xp.ones(input._a.shape, dtype=np.bool_),
+                                                              input._device)
+    keep = bernoulli_p(F.empty_like(input, dtype=D.bool), 1 - p)
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    out = (input._a * keep._a * scale).astype(input._a.dtype)
+    return C.make(out, input._device), keep
+
+
+KERNELS = {
+    "rand": rand, "rand.generator": rand, "randn": randn, "randn.generator": randn,
+    "randint": randint, "randint.generator": randint, "randint.low": randint_low,
+    "randint.low_generator": randint_low, "randperm": randperm, "randperm.generator": randperm,
+    "normal.float_float": normal_float_float, "normal.Tensor_float": normal_tensor_float,
+    "normal.float_Tensor": normal_float_tensor, "normal.Tensor_Tensor": normal_tensor_tensor,
+    "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
+    "random_": random_, "random_.from": random_from, "random_.to": random_to,
+    "bernoulli": bernoulli, "bernoulli.p": bernoulli_p, "bernoulli.Tensor": bernoulli_t,
+    "bernoulli_.float": bernoulli_float_, "bernoulli_.Tensor": bernoulli_tensor_,
+    "multinomial": multinomial, "rand_like": rand_like, "rand_like.generator": rand_like,
+    "randn_like": randn_like, "randn_like.generator": randn_like, "randint_like": randint_like,
+    "randint_like.generator": randint_like, "randint_like.low_dtype": randint_like_low,
+    "randint_like.low_generator_dtype": randint_like_low, "native_dropout": native_dropout,
+}
+# dropout decomposes into ops that each dispatch (so autograd and profiling see them)
+COMPOSITE = {"dropout": dropout}
