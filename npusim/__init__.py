@@ -42,6 +42,11 @@ from .core.storage import UntypedStorage
 from .core.tensor import Size, Tensor
 from .core import return_types  # noqa: F401
 from . import library  # noqa: F401
+from .core import autograd as _autograd_core  # noqa: F401  (registers the Autograd kernels)
+from .core.autograd import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
+from . import autograd  # noqa: F401
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from ._device_module import _register_device_module  # noqa: F401

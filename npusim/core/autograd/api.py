@@ -1,0 +1,150 @@
+"""``npusim.autograd.backward`` / ``grad`` and the Tensor methods that start a backward pass."""
+from __future__ import annotations
+
+from ..tensor import Tensor
+from . import engine
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _make_grads(outputs, grads, is_grads_batched=False):
+    from ..ops_namespace import aten
+    out = []
+    grads = (None,) * len(outputs) if grads is None else grads
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad requires one gradient per output: got {len(grads)} gradients for "
+                           f"{len(outputs)} outputs")
+    for i, (o, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if not o.requires_grad:
+                out.append(None)
+                continue
+            if o.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not o.is_floating_point():
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{o.dtype}")
+            out.append(aten.ones_like.default(o, memory_format="preserve_format"))
+        else:
+            if not isinstance(g, Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+            if g.shape != o.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                                   f"output[{i}] has a shape of {o.shape}.")
+            if g.dtype.is_floating_point != o.dtype.is_floating_point:
+                raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the "
+                                   f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
+                                   f"output[{i}] has a dtype of {o.dtype}.")
+            out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the leaves that require them."""
+    tensors = _as_tuple(tensors)
+    if grad_variables is not None:
+        grad_tensors = grad_variables
+    grads = _make_grads(tensors, _as_tuple(grad_tensors))
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_tuple(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    pairs = [(t, g) for t, g in zip(tensors, grads) if g is not None or t.requires_grad]
+    if not pairs:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    engine.run_backward([t for t, _ in pairs], [g for _, g in pairs], retain_graph=retain_graph,
+                        create_graph=create_graph, inputs=inputs, accumulate=True, allow_unused=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+    grads = _make_grads(outputs, _as_tuple(grad_outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    pairs = [(t, g) for t, g in zip(outputs, grads) if t.requires_grad]
+    if not pairs:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
+    res = engine.run_backward([t for t, _ in pairs], [g for _, g in pairs], retain_graph=retain_graph,
+                              create_graph=create_graph, inputs=inputs, accumulate=False,
+                              allow_unused=allow_unused)
+    if materialize_grads:
+        from ..ops_namespace import aten
+        res = [aten.zeros_like.default(t) if r is None else r for t, r in zip(inputs, res)]
+    return tuple(res)
+
+
+# --- Tensor methods --------------------------------------------------------------------------------------
+
+def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+def register_hook(self, hook):
+    """``hook(grad)`` runs when this tensor's gradient is computed; it may return a replacement."""
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    am = self._am
+    from .node import _RemovableHandle
+    if am.grad_fn is None:
+        if am.hooks is None:
+            am.hooks = []
+        am.hooks.append(hook)
+        return _RemovableHandle(am.hooks, hook)
+    fn = am.grad_fn
+    if fn._tensor_pre_hooks is None:
+        fn._tensor_pre_hooks = {}
+    lst = fn._tensor_pre_hooks.setdefault(am.output_nr, [])
+    lst.append(hook)
+    return _RemovableHandle(lst, hook)
+
+
+def register_post_accumulate_grad_hook(self, hook):
+    if not self.is_leaf:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not self.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    am = self._am
+    if am.post_accumulate_hooks is None:
+        am.post_accumulate_hooks = []
+    am.post_accumulate_hooks.append(hook)
+    from .node import _RemovableHandle
+    return _RemovableHandle(am.post_accumulate_hooks, hook)
+
+
+def retain_grad(self):
+    if not self.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    am = self._am
+    if am.grad_fn is None:
+        return
+    import weakref
+    am.retains_grad = True
+    fn = am.grad_fn
+    if fn._retains is None:
+        fn._retains = {}
+    fn._retains[am.output_nr] = weakref.ref(self)
+
+
+Tensor.backward = tensor_backward
+Tensor.register_hook = register_hook
+Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+Tensor.retain_grad = retain_grad

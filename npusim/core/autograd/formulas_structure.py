@@ -1,0 +1,468 @@
+"""Backward formulas of reductions, views and shape ops, and matrix products."""
+from __future__ import annotations
+
+from ..ops_namespace import aten
+from .derivatives import derivative
+from .formulas_elementwise import as_input, sum_to
+
+_mul, _div, _add, _sub = aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor
+
+
+def _dims(dim, ndim):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(ndim))
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def _unreduce(g, shape, dims, keepdim):
+    """Broadcast a reduced gradient back over the reduced dims."""
+    if not keepdim and len(shape):
+        for d in dims:
+            g = aten.unsqueeze.default(g, d)
+    return aten.expand.default(g, list(shape))
+
+
+# --- reductions ----------------------------------------------------------------------------------------------
+
+@derivative("sum", save=("self",))
+def sum_backward(ctx, g):
+    return aten.expand.default(g, list(ctx.self.shape))
+
+
+@derivative("sum.dim_IntList", save=("self", "dim", "keepdim"))
+def sum_dim_backward(ctx, g):
+    x = ctx.self
+    return _unreduce(g, x.shape, _dims(ctx.dim, x.dim()), ctx.keepdim)
+
+
+@derivative("mean", save=("self",))
+def mean_backward(ctx, g):
+    x = ctx.self
+    return _div(aten.expand.default(g, list(x.shape)), max(x.numel(), 1))
+
+
+@derivative("mean.dim", save=("self", "dim", "keepdim"))
+def mean_dim_backward(ctx, g):
+    x = ctx.self
+    dims = _dims(ctx.dim, x.dim())
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.dim() else 1
+    return _div(_unreduce(g, x.shape, dims, ctx.keepdim), max(n, 1))
+
+
+def _prod_of_others(x, dim):
+    """For each element, the product of the others along ``dim`` (exact with zeros present)."""
+    ones = aten.ones_like.default(aten.narrow.default(x, dim, 0, 1))
+    left = aten.cumprod.default(aten.cat.default([ones, aten.narrow.default(x, dim, 0, x.shape[dim] - 1)], dim),
+                                dim)
+    rev = aten.flip.default(x, [dim])
+    right = aten.cumprod.default(aten.cat.default([ones, aten.narrow.default(rev, dim, 0, x.shape[dim] - 1)],
+                                                  dim), dim)
+    return _mul(left, aten.flip.default(right, [dim]))
+
+
+@derivative("prod", save=("self",))
+def prod_backward(ctx, g):
+    x = ctx.self
+    flat = aten.reshape.default(x, [-1])
+    if flat.numel() == 0:
+        return aten.zeros_like.default(x)
+    others = aten.reshape.default(_prod_of_others(flat, 0), list(x.shape))
+    return _mul(aten.expand.default(g, list(x.shape)), others)
+
+
+@derivative("prod.dim_int", save=("self", "dim", "keepdim"))
+def prod_dim_backward(ctx, g):
+    x = ctx.self
+    if x.dim() == 0:
+        return g
+    dim = ctx.dim % x.dim()
+    others = _prod_of_others(x, dim)
+    return _mul(_unreduce(g, x.shape, [dim], ctx.keepdim), others)
+
+
+def _evenly(g, x, result, dims, keepdim):
+    """torch's evenly_distribute_backward: ties at the extreme share the gradient."""
+    r = _unreduce(result, x.shape, dims, keepdim) if dims is not None else aten.expand.default(result,
+                                                                                                list(x.shape))
+    mask = aten.eq.Tensor(x, r)
+    if dims is None:
+        count = aten.sum.default(mask)
+        gg = aten.expand.default(g, list(x.shape))
+    else:
+        count = aten.sum.dim_IntList(mask, dims, True)
+        gg = _unreduce(g, x.shape, dims, keepdim)
+        count = aten.expand.default(count, list(x.shape))
+    return _mul(_div(gg, count), mask)
+
+
+@derivative("max", "min", save=("self",), save_result=True)
+def max_all_backward(ctx, g):
+    return _evenly(g, ctx.self, ctx.result, None, False)
+
+
+@derivative("amax", "amin", save=("self", "dim", "keepdim"), save_result=True)
+def amax_backward(ctx, g):
+    x = ctx.self
+    return _evenly(g, x, ctx.result, _dims(ctx.dim, x.dim()), ctx.keepdim)
+
+
+@derivative("max.dim", "min.dim", save=("self", "dim", "keepdim"), save_result=True, nondiff_outputs=(1,))
+def max_dim_backward(ctx, g, g_indices=None):
+    x = ctx.self
+    indices = ctx.result[1]
+    if x.dim() == 0:
+        return g
+    dim = ctx.dim % x.dim()
+    if not ctx.keepdim:
+        g = aten.unsqueeze.default(g, dim)
+        indices = aten.unsqueeze.default(indices, dim)
+    return aten.scatter.src(aten.zeros_like.default(x), dim, indices, g)
+
+
+def _var_grad(x, g, dims, correction, keepdim):
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.dim() else 1
+    mean = aten.mean.dim(x, dims, True) if x.dim() else x
+    gg = _unreduce(g, x.shape, dims, keepdim)
+    return _mul(_mul(gg, _sub(x, mean)), 2.0 / max(n - correction, 0) if n - correction > 0 else float("inf"))
+
+
+@derivative("var.correction", save=("self", "dim", "correction", "keepdim"))
+def var_backward(ctx, g):
+    x = ctx.self
+    c = 1 if ctx.correction is None else ctx.correction
+    return _var_grad(x, g, _dims(ctx.dim, x.dim()), c, ctx.keepdim)
+
+
+@derivative("std.correction", save=("self", "dim", "correction", "keepdim"), save_result=True)
+def std_backward(ctx, g):
+    x = ctx.self
+    c = 1 if ctx.correction is None else ctx.correction
+    dims = _dims(ctx.dim, x.dim())
+    gv = _div(g, _mul(ctx.result, 2))
+    return _var_grad(x, gv, dims, c, ctx.keepdim)
+
+
+@derivative("norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", save=("self", "p", "dim", "keepdim"),
+            save_result=True)
+def norm_backward(ctx, g):
+    x = ctx.self
+    saved = ctx._saved
+    dims = _dims(saved.get("dim"), x.dim())
+    keepdim = bool(saved.get("keepdim") or False)
+    p = 2.0 if ctx.p is None else float(ctx.p)
+    norm = _unreduce(ctx.result, x.shape, dims, keepdim)
+    gg = _unreduce(g, x.shape, dims, keepdim)
+    if p == 0.0:
+        return aten.zeros_like.default(x)
+    if p == 1.0:
+        return _mul(gg, aten.sgn.default(x))
+    if p == float("inf") or p == float("-inf"):
+        absx = aten.abs.default(x)
+        mask = aten.eq.Tensor(absx, norm)
+        count = aten.expand.default(aten.sum.dim_IntList(mask, dims, True), list(x.shape))
+        return _mul(_div(_mul(gg, aten.sgn.default(x)), count), mask)
+    if p == 2.0:
+        r = _div(_mul(gg, x), norm)
+    else:
+        absx = aten.abs.default(x)
+        r = _div(_mul(_mul(gg, x), aten.pow.Tensor_Scalar(absx, p - 2)), aten.pow.Tensor_Scalar(norm, p - 1))
+    # the norm of an all-zero slice has no direction: torch returns 0 there
+    return aten.masked_fill.Scalar(r, aten.eq.Scalar(norm, 0), 0)
+
+
+@derivative("logsumexp", save=("self", "dim", "keepdim"), save_result=True)
+def logsumexp_backward(ctx, g):
+    x = ctx.self
+    dims = _dims(ctx.dim, x.dim())
+    r = _unreduce(ctx.result, x.shape, dims, ctx.keepdim)
+    return _mul(_unreduce(g, x.shape, dims, ctx.keepdim), aten.exp.default(_sub(x, r)))
+
+
+@derivative("cumsum", "cumsum_", save=("self", "dim"))
+def cumsum_backward(ctx, g):
+    x = ctx.self
+    if x.dim() == 0:
+        return g
+    dim = ctx.dim % x.dim()
+    r = aten.flip.default(aten.cumsum.default(aten.flip.default(g, [dim]), dim), [dim])
+    return as_input(r, x)
+
+
+@derivative("cumprod", "cumprod_", save=("self", "dim"), save_result=True)
+def cumprod_backward(ctx, g):
+    x = ctx.self
+    if x.dim() == 0 or x.numel() == 0:
+        return g
+    dim = ctx.dim % x.dim()
+    r = ctx.result
+    if not bool(aten.any.default(aten.eq.Scalar(x, 0))):
+        # d out_j / d x_i = out_j / x_i for j >= i
+        s = aten.flip.default(aten.cumsum.default(aten.flip.default(_mul(g, r), [dim]), dim), [dim])
+        return as_input(_div(s, x), x)
+    # with zeros: sum_j>=i g_j * prod_{k<=j, k!=i} x_k, computed column by column
+    n = x.shape[dim]
+    cols = []
+    for i in range(n):
+        xi = aten.narrow.default(x, dim, i, n - i)
+        ones = aten.ones_like.default(aten.narrow.default(xi, dim, 0, 1))
+        prefix = aten.narrow.default(r, dim, i - 1, 1) if i > 0 else ones
+        rest = aten.cat.default([ones, aten.narrow.default(xi, dim, 1, n - i - 1)], dim) if n - i > 1 else ones
+        prods = _mul(aten.cumprod.default(rest, dim), prefix)
+        cols.append(aten.sum.dim_IntList(_mul(aten.narrow.default(g, dim, i, n - i), prods), [dim], True))
+    return as_input(aten.cat.default(cols, dim), x)
+
+
+@derivative("softmax.int", "_softmax", save=("dim",), save_result=True)
+def softmax_backward(ctx, g):
+    r = ctx.result
+    dim = ctx.dim
+    gr = _mul(g, r)
+    out = _sub(gr, _mul(r, aten.sum.dim_IntList(gr, [dim], True)))
+    return out
+
+
+@derivative("log_softmax.int", "_log_softmax", save=("dim",), save_result=True)
+def log_softmax_backward(ctx, g):
+    r = ctx.result
+    dim = ctx.dim
+    return _sub(g, _mul(aten.exp.default(r), aten.sum.dim_IntList(g, [dim], True)))
+
+
+# --- views and shape -------------------------------------------------------------------------------------------
+
+@derivative("view", "reshape", "flatten.using_ints", "unflatten.int", "squeeze", "squeeze.dim", "squeeze.dims",
+            save=("self",))
+def reshape_backward(ctx, g):
+    return aten.reshape.default(g, list(ctx.self.shape))
+
+
+@derivative("view.dtype", save=("self",))
+def view_dtype_backward(ctx, g):
+    return aten.view.dtype(g, ctx.self.dtype)
+
+
+@derivative("unsqueeze", save=("self", "dim"))
+def unsqueeze_backward(ctx, g):
+    return aten.squeeze.dim(g, ctx.dim)
+
+
+@derivative("permute", save=("dims",))
+def permute_backward(ctx, g):
+    dims = [d % g.dim() for d in ctx.dims]
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return aten.permute.default(g, inverse)
+
+
+@derivative("transpose.int", save=("dim0", "dim1"))
+def transpose_backward(ctx, g):
+    return aten.transpose.int(g, ctx.dim0, ctx.dim1)
+
+
+@derivative("t")
+def t_backward(ctx, g):
+    return aten.t.default(g)
+
+
+@derivative("expand", save=("self",))
+def expand_backward(ctx, g):
+    return sum_to(g, ctx.self.shape)
+
+
+@derivative("alias", "contiguous")
+def identity_backward(ctx, g):
+    return g
+
+
+def _embed(g, x, place):
+    """Gradient of a view: zeros of x's shape with ``place(zeros)`` (a view) holding g."""
+    from .grad_mode import no_grad
+    z = aten.zeros_like.default(x, memory_format="contiguous_format")
+    with no_grad():
+        aten.copy_.default(place(z), g)
+    return z
+
+
+@derivative("select.int", save=("self", "dim", "index"))
+def select_backward(ctx, g):
+    return _embed(g, ctx.self, lambda z: aten.select.int(z, ctx.dim, ctx.index))
+
+
+@derivative("slice.Tensor", save=("self", "dim", "start", "end", "step"))
+def slice_backward(ctx, g):
+    return _embed(g, ctx.self, lambda z: aten.slice.Tensor(z, ctx.dim, ctx.start, ctx.end, ctx.step))
+
+
+@derivative("narrow", save=("self", "dim", "start", "length"))
+def narrow_backward(ctx, g):
+    return _embed(g, ctx.self, lambda z: aten.narrow.default(z, ctx.dim, ctx.start, ctx.length))
+
+
+@derivative("diagonal", save=("self", "offset", "dim1", "dim2"))
+def diagonal_backward(ctx, g):
+    return _embed(g, ctx.self, lambda z: aten.diagonal.default(z, ctx.offset, ctx.dim1, ctx.dim2))
+
+
+@derivative("as_strided", save=("self", "size", "stride", "storage_offset"))
+def as_strided_backward(ctx, g):
+    x = ctx.self
+    base_offset = x.storage_offset()
+    offset = ctx.storage_offset if ctx.storage_offset is not None else base_offset
+    # index the input's elements through its own strides, then scatter the gradient there
+    z = aten.zeros.default([x.untyped_storage().nbytes() // x.element_size()], dtype=g.dtype, device=g.device)
+    from .grad_mode import no_grad
+    with no_grad():
+        flat_idx = aten.as_strided.default(aten.arange.default(z.numel(), device=g.device), list(ctx.size),
+                                           list(ctx.stride), offset)
+        aten.index_put_.default(z, [aten.reshape.default(flat_idx, [-1])], aten.reshape.default(g, [-1]), True)
+        src_idx = aten.as_strided.default(aten.arange.default(z.numel(), device=g.device), list(x.shape),
+                                          list(x.stride()), base_offset)
+        return aten.index.Tensor(z, [src_idx])
+
+
+def _cat_grads(grads, pieces, dim):
+    return [aten.zeros_like.default(p) if gr is None else gr for gr, p in zip(grads, pieces)]
+
+
+@derivative("unbind.int", save=("self", "dim"))
+def unbind_backward(ctx, *grads):
+    x = ctx.self
+    dim = ctx.dim % max(x.dim(), 1)
+    parts = [aten.zeros_like.default(aten.select.int(x, dim, 0)) if gr is None else gr for gr in grads]
+    return aten.stack.default(parts, dim)
+
+
+@derivative("split.Tensor", "split_with_sizes", "chunk", save=("self", "dim"), save_result=True)
+def split_backward(ctx, *grads):
+    x = ctx.self
+    dim = ctx.dim % max(x.dim(), 1)
+    pieces = ctx.result
+    return aten.cat.default(_cat_grads(grads, pieces, dim), dim)
+
+
+# --- matrix products ---------------------------------------------------------------------------------------------
+
+def _mT(t):
+    return aten.transpose.int(t, -2, -1)
+
+
+@derivative("mm", inputs=("self", "mat2"), save=("self", "mat2"))
+def mm_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (aten.mm.default(g, _mT(ctx.mat2)) if n[0] else None,
+            aten.mm.default(_mT(ctx.self), g) if n[1] else None)
+
+
+@derivative("bmm", inputs=("self", "mat2"), save=("self", "mat2"))
+def bmm_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (aten.bmm.default(g, _mT(ctx.mat2)) if n[0] else None,
+            aten.bmm.default(_mT(ctx.self), g) if n[1] else None)
+
+
+@derivative("matmul", inputs=("self", "other"), save=("self", "other"))
+def matmul_backward(ctx, g):
+    a, b = ctx.self, ctx.other
+    n = ctx.needs_input_grad
+    if a.dim() == 1 and b.dim() == 1:
+        return (_mul(g, b) if n[0] else None, _mul(g, a) if n[1] else None)
+    a2 = aten.unsqueeze.default(a, 0) if a.dim() == 1 else a
+    b2 = aten.unsqueeze.default(b, -1) if b.dim() == 1 else b
+    g2 = g
+    if a.dim() == 1:
+        g2 = aten.unsqueeze.default(g2, -2)
+    if b.dim() == 1:
+        g2 = aten.unsqueeze.default(g2, -1)
+    ga = gb = None
+    if n[0]:
+        ga = sum_to(aten.matmul.default(g2, _mT(b2)), a2.shape)
+        ga = aten.squeeze.dim(ga, 0) if a.dim() == 1 else ga
+    if n[1]:
+        gb = sum_to(aten.matmul.default(_mT(a2), g2), b2.shape)
+        gb = aten.squeeze.dim(gb, -1) if b.dim() == 1 else gb
+    return ga, gb
+
+
+@derivative("addmm", "addmm_", inputs=("self", "mat1", "mat2"), save=("self", "mat1", "mat2", "beta", "alpha"))
+def addmm_backward(ctx, g):
+    n = ctx.needs_input_grad
+    alpha, beta = ctx.alpha, ctx.beta
+    gs = as_input(_mul(g, beta) if beta != 1 else g, ctx.self) if n[0] else None
+    g_alpha = _mul(g, alpha) if alpha != 1 else g
+    return (gs, aten.mm.default(g_alpha, _mT(ctx.mat2)) if n[1] else None,
+            aten.mm.default(_mT(ctx.mat1), g_alpha) if n[2] else None)
+
+
+@derivative("dot", inputs=("self", "tensor"), save=("self", "tensor"))
+def dot_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (_mul(g, ctx.tensor) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
+
+
+@derivative("vdot", inputs=("self", "other"), save=("self", "other"))
+def vdot_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (_mul(g, ctx.other) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
+
+
+@derivative("mv", inputs=("self", "vec"), save=("self", "vec"))
+def mv_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (aten.outer.default(g, ctx.vec) if n[0] else None, aten.mv.default(_mT(ctx.self), g) if n[1] else None)
+
+
+@derivative("outer", inputs=("self", "vec2"), save=("self", "vec2"))
+def outer_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return (aten.mv.default(g, ctx.vec2) if n[0] else None, aten.mv.default(_mT(g), ctx.self) if n[1] else None)
+
+
+@derivative("addmv", inputs=("self", "mat", "vec"), save=("self", "mat", "vec", "beta", "alpha"))
+def addmv_backward(ctx, g):
+    n = ctx.needs_input_grad
+    ga = _mul(g, ctx.alpha)
+    return (as_input(_mul(g, ctx.beta), ctx.self) if n[0] else None,
+            aten.outer.default(ga, ctx.vec) if n[1] else None,
+            aten.mv.default(_mT(ctx.mat), ga) if n[2] else None)
+
+
+@derivative("baddbmm", inputs=("self", "batch1", "batch2"), save=("self", "batch1", "batch2", "beta", "alpha"))
+def baddbmm_backward(ctx, g):
+    n = ctx.needs_input_grad
+    ga = _mul(g, ctx.alpha)
+    return (as_input(_mul(g, ctx.beta), ctx.self) if n[0] else None,
+            aten.bmm.default(ga, _mT(ctx.batch2)) if n[1] else None,
+            aten.bmm.default(_mT(ctx.batch1), ga) if n[2] else None)
+
+
+# --- joining ---------------------------------------------------------------------------------------------------
+
+@derivative("cat", inputs=("tensors",), save=("tensors", "dim"))
+def cat_backward(ctx, g):
+    ts = ctx.tensors
+    dim = ctx.dim
+    out, start = [], 0
+    ref = next((t for t in ts if t.dim() > 0 and not (t.dim() == 1 and t.shape[0] == 0)), ts[0])
+    d = dim % max(ref.dim(), 1)
+    for t, need in zip(ts, ctx.needs_input_grad[0]):
+        if t.dim() == 1 and t.shape[0] == 0 and ref.dim() != 1:
+            out.append(aten.zeros_like.default(t) if need else None)
+            continue
+        size = t.shape[d]
+        out.append(as_input(aten.narrow.default(g, d, start, size), t) if need else None)
+        start += size
+    return (out,)
+
+
+@derivative("stack", inputs=("tensors",), save=("tensors", "dim"))
+def stack_backward(ctx, g):
+    ts = ctx.tensors
+    dim = ctx.dim % (ts[0].dim() + 1)
+    return ([as_input(aten.select.int(g, dim, i), t) if need else None
+             for i, (t, need) in enumerate(zip(ts, ctx.needs_input_grad[0]))],)
