@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from .library import _INTERNAL, Library
-from .native_functions import SCHEMAS
+from . import native_functions, native_functions_nn
 
 _lib = Library("aten", "DEF", _owner=_INTERNAL)
-for _line in SCHEMAS.strip().splitlines():
-    if _line.strip():
-        _lib.define(_line.strip())
+for _module in (native_functions, native_functions_nn):
+    for _line in _module.SCHEMAS.strip().splitlines():
+        if _line.strip():
+            _lib.define(_line.strip())
