@@ -51,6 +51,7 @@ from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from ._device_module import _register_device_module  # noqa: F401
 from . import utils  # noqa: F401
+from . import nn  # noqa: F401
 from . import backend as _backend  # noqa: F401  (the npu, through the PrivateUse1 extension points)
 from . import accelerator  # noqa: F401
 

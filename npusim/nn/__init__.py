@@ -1,0 +1,4 @@
+"""``npusim.nn``: modules, parameters and functional ops for building networks (torch.nn's API)."""
+from .modules import *  # noqa: F401,F403
+from .modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .parameter import Buffer, Parameter  # noqa: F401

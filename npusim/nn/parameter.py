@@ -1,0 +1,52 @@
+"""``nn.Parameter`` and ``nn.Buffer``: tensors a Module registers when assigned."""
+from __future__ import annotations
+
+from ..core.tensor import Tensor, make_alias
+
+
+class Parameter(Tensor):
+    """A tensor that is a module parameter: it requires grad by default and shows as one."""
+
+    def __new__(cls, data=None, requires_grad=True):
+        from ..core.public_factories import empty
+        if data is None:
+            data = empty(0)
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): expected a Tensor for 'data', got {type(data).__name__}")
+        t = make_alias(data._a, data.detach())
+        t._st = data._st_of()
+        t.__class__ = cls
+        t.requires_grad_(requires_grad)
+        return t
+
+    def __init__(self, data=None, requires_grad=True):
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __reduce_ex__(self, proto):
+        from ..core.pickling import reduce_tensor
+        fn, args = reduce_tensor(self)
+        return (_rebuild_parameter, (fn, args, self.requires_grad))
+
+    @classmethod
+    def _from_tensor_for_copy(cls, new, original):
+        return cls(new, original.requires_grad)
+
+
+def _rebuild_parameter(fn, args, requires_grad):
+    return Parameter(fn(*args).detach(), requires_grad)
+
+
+class Buffer:
+    """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
+
+    def __init__(self, data=None, *, persistent=True):
+        from ..core.public_factories import empty
+        self.data = empty(0) if data is None else data
+        self.persistent = persistent
+
+
+def is_lazy(param) -> bool:
+    return False
