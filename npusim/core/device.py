@@ -1,8 +1,8 @@
 """``npusim.device`` and the PrivateUse1 device-type name.
 
-Device objects are interned: ``device("npu", 0) is device("npu:0")``, so kernels
-compare devices by identity. The PrivateUse1 type is stored as
-``"privateuseone"`` and shown under the name given to
+Device objects are interned and immutable: ``device("npu", 0) is
+device("npu:0")``, so kernels compare devices by identity. The PrivateUse1 type
+is stored as ``"privateuseone"`` and shown under the name given to
 ``rename_privateuse1_backend``.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ BACKEND_KEY_OF_TYPE = {"cpu": DispatchKey.CPU, "cuda": DispatchKey.CUDA, "meta":
                        PRIVATEUSE1: DispatchKey.PrivateUse1}
 
 _backend_name = PRIVATEUSE1
+_renamed = False          # rename_privateuse1_backend was called (even with "privateuseone")
 _rename_lock = threading.Lock()
 _DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?")
 _MAX_INDEX = 2 ** 15
@@ -33,20 +34,25 @@ def privateuse1_backend_name() -> str:
 
 
 def rename_privateuse1_backend(backend_name: str) -> None:
-    """Give the PrivateUse1 device type a user-facing name; once per process."""
-    global _backend_name
-    if not isinstance(backend_name, str) or not backend_name.isidentifier():
-        raise RuntimeError(f"Invalid backend name {backend_name!r}: it must be a Python identifier")
+    """Give the PrivateUse1 device type a user-facing name; once per process (same name again is fine)."""
+    global _backend_name, _renamed
+    if not isinstance(backend_name, str):
+        raise RuntimeError(f"_rename_privateuse1_backend expects a str, but got {type(backend_name).__name__}")
     with _rename_lock:
-        if _backend_name == backend_name:
-            return
-        if _backend_name != PRIVATEUSE1:
+        if _renamed:
+            if _backend_name == backend_name:
+                return
             raise RuntimeError(
                 f"torch.register_privateuse1_backend() has already been set! Current backend: {_backend_name}")
-        if backend_name in KNOWN_TYPES:
-            raise RuntimeError(f"Cannot rename the PrivateUse1 backend to the built-in device type "
-                               f"'{backend_name}'")
+        if backend_name in KNOWN_TYPES and backend_name != PRIVATEUSE1:
+            raise RuntimeError(f"Cannot register privateuse1 backend with in-tree device name: {backend_name}")
+        if not re.fullmatch(r"[a-zA-Z_]+", backend_name):
+            # device strings could never name it (torch's parser takes letters and '_' only)
+            raise RuntimeError(f"Invalid privateuse1 backend name '{backend_name}': a device type name is made "
+                               f"of letters and '_' only")
         _backend_name = backend_name
+        _renamed = True
+        _STRING_CACHE.clear()
 
 
 def _canonical_type(name: str) -> str:
@@ -59,6 +65,8 @@ def _canonical_type(name: str) -> str:
 
 
 def _parse(s: str):
+    if not s:
+        raise RuntimeError("Device string must not be empty")
     m = _DEVICE_STRING.fullmatch(s)
     if m is None:
         head = re.match(r"[a-zA-Z_]+", s)
@@ -74,63 +82,78 @@ def _parse(s: str):
     return typ, idx
 
 
-_CACHE: dict = {}
+def _invalid_combination(args, bad=False) -> TypeError:
+    got = ", ".join(type(a).__name__ for a in args)
+    why = f"      didn't match because some of the arguments have invalid types: (!{got}!)\n" if bad else ""
+    return TypeError(f"device() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     f" * (npusim.device device)\n{why} * (str type, int index = -1)\n")
+
+
+def _check_index(index) -> int:
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise TypeError(f"device(): argument 'index' (position 2) must be int, not {type(index).__name__}")
+    if index < 0:
+        raise RuntimeError("Device index must not be negative")
+    if index >= _MAX_INDEX:
+        raise RuntimeError(f"Device index {index} is out of range")
+    return int(index)
+
+
+_CACHE: dict = {}          # (type, index) -> device
+_STRING_CACHE: dict = {}   # "npu:0" -> device; cleared when the PrivateUse1 name changes
 _cache_lock = threading.Lock()
+_MISSING = object()
 
 
 class device:
     """A device: a type (``"cpu"``, ``"npu"``, ...) and an optional index.
 
-    ``device("npu:1")``, ``device("npu", 1)``, ``device(1)`` (the accelerator).
+    ``device("npu:1")``, ``device("npu", 1)``, ``device(1)`` (the accelerator,
+    i.e. the renamed PrivateUse1 backend).
     """
 
     __slots__ = ("_type", "index", "_key", "_ks", "_grad_ks", "__weakref__")
 
-    def __new__(cls, type=None, index=None):  # noqa: A002 - torch's parameter name
-        if isinstance(type, device) and index is None:
-            return type
+    def __new__(cls, type=_MISSING, index=None, *extra):  # noqa: A002 - torch's parameter name
+        if index is None and not extra:
+            if type.__class__ is str:
+                d = _STRING_CACHE.get(type)
+                if d is not None:
+                    return d
+                typ, index = _parse(type)
+                d = _STRING_CACHE[type] = _intern(typ, index)
+                return d
+            if type.__class__ is device:
+                return type
+        if extra or type is _MISSING:
+            args = ((type,) if type is not _MISSING else ()) + ((index,) if index is not None else ()) + extra
+            raise _invalid_combination(args)
+        if isinstance(type, str):
+            typ, parsed = _parse(type)
+            if parsed is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed "
+                                   f"explicitly: {type}")
+            return _intern(typ, _check_index(index))
+        if isinstance(type, device):
+            raise TypeError("device(): argument 'type' (position 1) must be str, not npusim.device")
         if isinstance(type, int) and not isinstance(type, bool) and index is None:
             if type < 0:
                 raise RuntimeError("Device index must not be negative")
-            typ, index = (PRIVATEUSE1 if _backend_name != PRIVATEUSE1 else "cpu"), type
-        elif isinstance(type, str):
-            typ, parsed = _parse(type)
-            if index is not None:
-                if parsed is not None:
-                    raise RuntimeError(f"type (string) must not include an index because index was passed "
-                                       f"explicitly: {type}")
-                if isinstance(index, bool) or not isinstance(index, int):
-                    raise TypeError(f"device(): argument 'index' (position 2) must be int, not "
-                                    f"{index.__class__.__name__}")
-                if index < 0:
-                    raise RuntimeError("Device index must not be negative")
-                if index >= _MAX_INDEX:
-                    raise RuntimeError(f"Device index {index} is out of range")
-            else:
-                index = parsed
-        else:
-            raise TypeError(f"device() received an invalid combination of arguments - got "
-                            f"({type.__class__.__name__}), but expected one of: (str type, int index = None) "
-                            f"or (int index)")
-        key = (typ, index)
-        d = _CACHE.get(key)
-        if d is None:
-            with _cache_lock:
-                d = _CACHE.get(key)
-                if d is None:
-                    d = object.__new__(cls)
-                    d._type = typ
-                    d.index = index
-                    bk = BACKEND_KEY_OF_TYPE.get(typ)
-                    d._key = bk
-                    d._ks = (1 << bk) if bk is not None else 0
-                    d._grad_ks = d._ks | (1 << AUTOGRAD_OF[bk]) if bk is not None else 0
-                    _CACHE[key] = d
-        return d
+            if not _renamed:
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            return _intern(PRIVATEUSE1, _check_index(type))
+        raise _invalid_combination((type,) if index is None else (type, index), bad=True)
 
     @property
     def type(self) -> str:
         return _backend_name if self._type == PRIVATEUSE1 else self._type
+
+    def __setattr__(self, name, value):
+        if name in ("type", "index"):
+            raise AttributeError(f"attribute '{name}' of 'npusim.device' objects is not writable")
+        raise AttributeError(f"'npusim.device' object has no attribute '{name}'")
+
+    __delattr__ = __setattr__
 
     def __repr__(self):
         if self.index is None:
@@ -151,6 +174,12 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index) if self.index is not None else (self.type,))
 
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __enter__(self):
         from .device_context import push_default_device
         push_default_device(self)
@@ -160,6 +189,27 @@ class device:
         from .device_context import pop_default_device
         pop_default_device()
         return False
+
+
+def _intern(typ: str, index) -> device:
+    """The one device object for ``(typ, index)``."""
+    key = (typ, index)
+    d = _CACHE.get(key)
+    if d is None:
+        with _cache_lock:
+            d = _CACHE.get(key)
+            if d is None:
+                d = object.__new__(device)
+                bk = BACKEND_KEY_OF_TYPE.get(typ)
+                ks = (1 << bk) if bk is not None else 0
+                setter = object.__setattr__
+                setter(d, "_type", typ)
+                setter(d, "index", index)
+                setter(d, "_key", bk)
+                setter(d, "_ks", ks)
+                setter(d, "_grad_ks", ks | (1 << AUTOGRAD_OF[bk]) if bk is not None else 0)
+                _CACHE[key] = d
+    return d
 
 
 CPU = device("cpu")

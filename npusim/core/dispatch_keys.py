@@ -10,17 +10,17 @@ import enum
 
 
 class DispatchKey(enum.IntEnum):
-    # backend keys (lowest priority)
+    # backend keys (lowest priority), in torch's BackendComponent order: Meta ranks last
     CPU = 0
     CUDA = 1
-    Meta = 2
-    PrivateUse1 = 3
-    # autograd keys, one per backend
+    PrivateUse1 = 2
+    Meta = 3
+    # autograd keys, one per backend, in the same order
     AutogradOther = 4
     AutogradCPU = 5
     AutogradCUDA = 6
-    AutogradMeta = 7
-    AutogradPrivateUse1 = 8
+    AutogradPrivateUse1 = 7
+    AutogradMeta = 8
     # autocast keys, one per backend that has autocast
     AutocastCPU = 9
     AutocastCUDA = 10
@@ -32,9 +32,9 @@ class DispatchKey(enum.IntEnum):
     CompositeExplicitAutogradNonFunctional = 103
 
 
-BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.Meta, DispatchKey.PrivateUse1)
+BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1, DispatchKey.Meta)
 AUTOGRAD_KEYS = (DispatchKey.AutogradOther, DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA,
-                 DispatchKey.AutogradMeta, DispatchKey.AutogradPrivateUse1)
+                 DispatchKey.AutogradPrivateUse1, DispatchKey.AutogradMeta)
 AUTOCAST_KEYS = (DispatchKey.AutocastCPU, DispatchKey.AutocastCUDA, DispatchKey.AutocastPrivateUse1)
 RUNTIME_KEYS = BACKEND_KEYS + AUTOGRAD_KEYS + AUTOCAST_KEYS
 
@@ -99,40 +99,72 @@ def highest_key(keyset: int) -> DispatchKey:
 
 
 class DispatchKeySet(int):
-    """An immutable set of runtime dispatch keys (what ``with_keyset`` kernels receive)."""
+    """An immutable set of runtime dispatch keys (what ``with_keyset`` kernels receive).
+
+    ``DispatchKeySet(DispatchKey.CPU)``, ``DispatchKeySet("CPU")`` or from several
+    keys; ``|``, ``&`` and ``-`` combine sets, as torch's DispatchKeySet does.
+    """
 
     __slots__ = ()
 
     def __new__(cls, keys=0):
         if isinstance(keys, DispatchKey):
-            return int.__new__(cls, 1 << keys)
+            return int.__new__(cls, 1 << _runtime_key(keys))
         if isinstance(keys, int):
             return int.__new__(cls, keys)
-        return int.__new__(cls, mask(parse_key(k) for k in keys))
+        if isinstance(keys, str):
+            return int.__new__(cls, 1 << _runtime_key(keys))
+        return int.__new__(cls, mask(_runtime_key(k) for k in keys))
 
     def has(self, key) -> bool:
         return bool(self & (1 << parse_key(key)))
 
     def add(self, key) -> "DispatchKeySet":
-        return DispatchKeySet(self | (1 << parse_key(key)))
+        return DispatchKeySet(int(self) | (1 << _runtime_key(key)))
 
     def remove(self, key) -> "DispatchKeySet":
-        return DispatchKeySet(self & ~(1 << parse_key(key)))
+        return DispatchKeySet(int(self) & ~(1 << _runtime_key(key)))
 
     def __or__(self, other):
         return DispatchKeySet(int(self) | int(other))
 
+    __ror__ = __or__
+
     def __and__(self, other):
         return DispatchKeySet(int(self) & int(other))
 
+    __rand__ = __and__
+
     def __sub__(self, other):
         return DispatchKeySet(int(self) & ~int(other))
+
+    def __invert__(self):
+        return DispatchKeySet(~int(self) & ALL_RUNTIME_MASK)
 
     def highestPriorityTypeId(self) -> DispatchKey:  # noqa: N802 - torch's name
         return highest_key(self)
 
     def keys(self):
+        """The keys in the set, lowest priority first."""
         return [k for k in RUNTIME_KEYS if self & (1 << k)]
 
+    def __iter__(self):
+        return iter(self.keys())
+
     def __repr__(self):
-        return "DispatchKeySet(" + ", ".join(k.name for k in reversed(self.keys())) + ")"
+        return "DispatchKeySet(" + ", ".join(k.name for k in self.keys()) + ")"
+
+    __str__ = __repr__
+
+
+def _runtime_key(key) -> DispatchKey:
+    k = parse_key(key)
+    if k in ALIAS_KEYS:
+        raise RuntimeError(f"{k.name} is an alias key and cannot be part of a DispatchKeySet")
+    return k
+
+
+ALL_RUNTIME_MASK = mask(RUNTIME_KEYS)
+# torch._C's names for the sets a kernel redispatches to after handling its key
+_after_autograd_keyset = DispatchKeySet(BELOW_AUTOGRAD)
+_after_autocast_keyset = DispatchKeySet(BELOW_AUTOCAST)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from .dispatch_keys import DispatchKeySet, mask, parse_key
+from .dispatch_keys import ALL_RUNTIME_MASK, DispatchKey, DispatchKeySet, _runtime_key, mask
 
 
 class _DispatchTLS(threading.local):
@@ -51,11 +51,12 @@ def exit_slow() -> None:
 
 
 def _as_mask(keys) -> int:
+    """A key, a key name, a DispatchKeySet or several keys -> a bit mask of runtime keys."""
+    if isinstance(keys, (DispatchKey, str)):
+        return 1 << _runtime_key(keys)
     if isinstance(keys, int):
-        return int(keys)
-    if isinstance(keys, str):
-        return 1 << parse_key(keys)
-    return mask(parse_key(k) for k in keys)
+        return int(keys) & ALL_RUNTIME_MASK
+    return mask(_runtime_key(k) for k in keys)
 
 
 class _KeyGuard:

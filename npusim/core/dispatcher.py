@@ -3,8 +3,9 @@
 Every operator overload (``aten::add.Tensor``) owns a table of kernels keyed by
 dispatch key. A call computes the key set of its tensor arguments, finds the
 highest key with a kernel (fallthrough kernels are skipped, keys without a kernel
-use the global fallback for that key), and calls it. The answer for a key set is
-memoised per overload, so the common call is: key set, one dict lookup, call.
+use the global fallback for that key, non-backend keys with neither fall
+through), and calls it. The answer for a key set is memoised per overload, so the
+common call is: key set, one dict lookup, call.
 
 Each overload gets a dispatch function generated from its schema, so that
 arguments bind with Python's own machinery and the key set is computed with
@@ -12,6 +13,7 @@ attribute reads rather than a generic loop.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import keyword
@@ -19,11 +21,12 @@ import threading
 import warnings
 
 from . import dispatch_tls
+from .device import privateuse1_backend_name
 from .dispatch_keys import (
     ALIAS_KEYS, AUTOCAST_OF, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
     DispatchKey, DispatchKeySet, RUNTIME_KEYS, parse_key,
 )
-from .schema import FunctionSchema, parse_schema
+from .schema import FunctionSchema, SchemaType, parse_schema
 
 _CPU_BIT = 1 << DispatchKey.CPU
 
@@ -34,17 +37,21 @@ def fallthrough_kernel():
 
 
 class _Registration:
-    __slots__ = ("fn", "with_keyset", "owner")
+    """One kernel or fallback registration; ``where`` says which Library made it."""
 
-    def __init__(self, fn, with_keyset, owner):
-        self.fn, self.with_keyset, self.owner = fn, with_keyset, owner
+    __slots__ = ("fn", "with_keyset", "where")
+
+    def __init__(self, fn, with_keyset, where):
+        self.fn, self.with_keyset, self.where = fn, with_keyset, where
 
 
+# One lock guards every table and every memo write, so that a memo entry is never
+# computed from a table that changed while it was being computed.
 _lock = threading.RLock()
 _OPS: dict[str, "OpOverload"] = {}                # "aten::add.Tensor" -> overload
 _PACKETS: dict[str, "OpOverloadPacket"] = {}      # "aten::add" -> packet
-_FALLBACKS: dict[DispatchKey, list[_Registration]] = {}
-_PENDING: dict[str, list[tuple]] = {}             # impls registered before their define()
+_FALLBACKS: dict[DispatchKey, _Registration] = {}  # one boxed fallback per key, as in torch
+_PENDING: dict[str, list[tuple]] = {}             # impls waiting for their define(): [(key, reg)]
 
 # Globals every generated dispatch function reads.
 GEN_GLOBALS: dict = {"_SLOW": 0}
@@ -68,6 +75,13 @@ def set_record_function_hook(hook) -> None:
 def _invalidate_all() -> None:
     for op in _OPS.values():
         op._memo.clear()
+
+
+def key_display_name(key: DispatchKey) -> str:
+    """How torch names a key in messages: PrivateUse1 goes by the backend's name."""
+    if key is DispatchKey.PrivateUse1:
+        return privateuse1_backend_name()
+    return key.name
 
 
 # --- argument errors ---------------------------------------------------------
@@ -102,14 +116,23 @@ def _list_keys(seq, op, argname, position, allow_none) -> int:
     return ks
 
 
-# Key set of a factory call, from its ``device`` argument; installed by the tensor module.
+# Key set of a factory call, from its ``device`` argument; installed by the package root.
 device_keys = None
 
 
 # --- operator objects ----------------------------------------------------------
 
 class OpOverload:
-    """One overload of an operator, e.g. ``npusim.ops.aten.add.Tensor``."""
+    """One overload of an operator, e.g. ``npusim.ops.aten.add.Tensor``.
+
+    Each overload is the single instance of its own subclass whose ``__call__``
+    is the generated dispatch function itself, so ``op(x, y)`` costs no extra
+    Python frame over ``op.fn(x, y)``.
+    """
+
+    def __new__(cls, ns: str, schema: FunctionSchema, tags=()):
+        sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
+        return object.__new__(sub)
 
     def __init__(self, ns: str, schema: FunctionSchema, tags=()):
         self._ns = ns
@@ -121,6 +144,7 @@ class OpOverload:
         self._kernels: dict[DispatchKey, list[_Registration]] = {}
         self._memo: dict[int, object] = {}
         self.fn = _generate(self)
+        type(self).__call__ = staticmethod(self.fn)
         self.__name__ = f"{schema.name}.{self._overloadname}"
         self.__qualname__ = self.__name__
 
@@ -135,14 +159,15 @@ class OpOverload:
     def namespace(self) -> str:
         return self._ns
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs):  # replaced per instance class in __init__
         return self.fn(*args, **kwargs)
 
     def redispatch(self, keyset, *args, **kwargs):
         """Call the kernel that serves ``keyset`` directly (no thread-local keys)."""
         ks = int(keyset)
-        fn = self._memo.get(ks)
-        if fn is None:
+        try:
+            fn = self._memo[ks]
+        except KeyError:
             fn = _resolve(self, ks)
         return fn(*args, **kwargs)
 
@@ -185,13 +210,15 @@ class OpOverloadPacket:
                 f"The underlying op of '{self._ns}.{self.__name__}' has no overload name '{item}'") from None
 
     def __call__(self, *args, **kwargs):
-        for ov in self._overloads.values():
-            if _binds(ov._schema, args, kwargs):
-                return ov.fn(*args, **kwargs)
-        sigs = "\n  ".join(str(o._schema) for o in self._overloads.values())
-        raise RuntimeError(f"{self._qualified_op_name}() Expected a value of type matching one of the "
-                           f"overloads, got args of types ({', '.join(_describe(a) for a in args)}).\n"
-                           f"Overloads:\n  {sigs}")
+        overloads = list(self._overloads.values())
+        # torch's order: an exact match first, then numbers allowed in Tensor slots
+        for numbers_as_tensors in (False, True):
+            for ov in overloads:
+                if _bind_error(ov, args, kwargs, numbers_as_tensors) is None:
+                    return ov.fn(*args, **kwargs)
+        reasons = "\n\n".join(_bind_error(ov, args, kwargs, True) for ov in overloads)
+        raise RuntimeError("Overloaded npusim operator invoked from Python failed to match any schema:\n"
+                           f"{reasons}\n\n")
 
     def __repr__(self):
         return f"<OpOverloadPacket(op='{self._ns}.{self.__name__}')>"
@@ -200,54 +227,85 @@ class OpOverloadPacket:
         return f"{self._ns}.{self.__name__}"
 
 
-def _matches_type(typ, v) -> bool:
+# --- overload resolution for packets ---------------------------------------------
+
+def _is_tensor(v) -> bool:
+    return hasattr(v, "_ks")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float)) and not _is_tensor(v)
+
+
+def _matches_type(typ: SchemaType, v, numbers_as_tensors: bool) -> bool:
     if v is None:
         return typ.optional or typ.base == "Any"
     if typ.is_list:
         if not isinstance(v, (list, tuple)):
             # int[2] accepts a single int, as torch does
             return typ.base in ("int", "SymInt") and isinstance(v, int) and not isinstance(v, bool)
-        return all(_matches_type(_elem_type(typ), x) for x in v)
+        elem = SchemaType(typ.base, optional=typ.elem_optional)
+        return all(_matches_type(elem, x, numbers_as_tensors) for x in v)
     base = typ.base
     if base == "Tensor":
-        return hasattr(v, "_ks")
+        return _is_tensor(v) or (numbers_as_tensors and _is_number(v))
     if base in ("int", "SymInt"):
-        return isinstance(v, int) and not hasattr(v, "_ks")
+        return isinstance(v, int) and not isinstance(v, bool)
     if base == "float":
         return isinstance(v, (int, float)) and not isinstance(v, bool)
     if base == "bool":
         return isinstance(v, bool)
     if base == "Scalar":
-        return isinstance(v, (bool, int, float))
+        return isinstance(v, (bool, int, float, complex))
+    if base == "complex":
+        return isinstance(v, (int, float, complex)) and not isinstance(v, bool)
     if base == "str":
         return isinstance(v, str)
     return True
 
 
-def _elem_type(typ):
-    from .schema import SchemaType
-    return SchemaType(typ.base, optional=typ.elem_optional)
+def _torch_type_name(typ: SchemaType) -> str:
+    base = {"Scalar": "number", "SymInt": "int"}.get(typ.base, typ.base)
+    if typ.is_list:
+        base = f"List[Optional[{base}]]" if typ.elem_optional else f"List[{base}]"
+    return f"Optional[{base}]" if typ.optional else base
 
 
-def _binds(schema: FunctionSchema, args, kwargs) -> bool:
+def _bind_error(op: OpOverload, args, kwargs, numbers_as_tensors: bool):
+    """None if ``args``/``kwargs`` fit ``op``'s schema, else torch's reason why not."""
+    schema = op._schema
+    qual = f"{op._ns}::{schema.name}"
+    decl = f"{op._ns}::{schema}"
     params = schema.arguments
     positional = [a for a in params if not a.kwarg_only]
+    if len(args) > len(params):
+        return (f"{qual}() expected at most {len(params)} argument(s) but received {len(args)} argument(s). "
+                f"Declaration: {decl}")
     if len(args) > len(positional):
-        return False
-    seen = set()
-    for a, v in zip(positional, args):
-        if not _matches_type(a.type, v):
-            return False
-        seen.add(a.name)
-    names = {a.name for a in params}
+        return (f"{qual}() takes {len(positional)} positional argument(s) but {len(args)} was/were given.  "
+                f"Declaration: {decl}")
+    by_name = {a.name: a for a in params}
+    for k in kwargs:
+        if k not in by_name:
+            return f"Unknown keyword argument '{k}' for operator '{qual}'. Schema: {decl}"
+    given = {}
+    for i, (a, v) in enumerate(zip(positional, args)):
+        if a.name in kwargs:
+            return f"Argument '{a.name}' specified both as positional and keyword argument. Schema: {decl}"
+        given[a.name] = (i, v)
     for k, v in kwargs.items():
-        if k not in names or k in seen:
-            return False
-        arg = next(a for a in params if a.name == k)
-        if not _matches_type(arg.type, v):
-            return False
-        seen.add(k)
-    return all(a.name in seen or a.has_default for a in params)
+        given[k] = (params.index(by_name[k]), v)
+    for a in params:
+        if a.name not in given:
+            if not a.has_default:
+                return f"{qual}() is missing value for argument '{a.name}'. Declaration: {decl}"
+            continue
+        pos, v = given[a.name]
+        if not _matches_type(a.type, v, numbers_as_tensors):
+            return (f"{qual}() Expected a value of type '{_torch_type_name(a.type)}' for argument '{a.name}' "
+                    f"but instead found type '{type(v).__name__}'.\nPosition: {pos}\nValue: {v!r}\n"
+                    f"Declaration: {decl}")
+    return None
 
 
 # --- kernel resolution ---------------------------------------------------------
@@ -256,80 +314,94 @@ def _last(regs):
     return regs[-1] if regs else None
 
 
+_BACKEND_OF_AUTOGRAD = {v: k for k, v in AUTOGRAD_OF.items()}
+
+
 def _entry_for_key(op: OpOverload, key: DispatchKey):
-    """The registration serving ``key`` (PyTorch's computeDispatchTableEntry order)."""
+    """``(registration, is_fallback)`` serving ``key``: torch's computeDispatchTableEntry order."""
     k = op._kernels
     reg = _last(k.get(key))
     if reg is not None:
-        return reg
+        return reg, False
     if key in BACKEND_KEYS:
         reg = (_last(k.get(DispatchKey.CompositeExplicitAutogradNonFunctional))
                or _last(k.get(DispatchKey.CompositeExplicitAutograd))
                or _last(k.get(DispatchKey.CompositeImplicitAutograd)))
         if reg is not None:
-            return reg
+            return reg, False
     elif key in AUTOGRAD_KEYS:
         cia = _last(k.get(DispatchKey.CompositeImplicitAutograd))
         if cia is not None:
+            # the implicit kernel serves autograd only when no backend kernel would
             backend = _BACKEND_OF_AUTOGRAD.get(key)
-            has_backend = (backend is not None and k.get(backend)) or k.get(DispatchKey.CompositeExplicitAutograd)
-            if not has_backend:
-                return cia
+            if not ((backend is not None and k.get(backend)) or k.get(DispatchKey.CompositeExplicitAutograd)):
+                return cia, False
         reg = _last(k.get(DispatchKey.Autograd))
         if reg is not None:
-            return reg
-    return _last(_FALLBACKS.get(key))
+            return reg, False
+    reg = _FALLBACKS.get(key)
+    return (reg, True) if reg is not None else (None, False)
 
 
-_BACKEND_OF_AUTOGRAD = {v: k for k, v in AUTOGRAD_OF.items()}
-
-
-def _resolve(op: OpOverload, ks: int):
-    """Find, memoise and return the callable that serves key set ``ks``."""
+def _compute(op: OpOverload, ks: int):
+    """The callable serving key set ``ks`` (no memo)."""
+    if not ks:
+        ks = _CPU_BIT  # a call with only Python numbers runs on the cpu
     rest = ks
     while rest:
         key = DispatchKey(rest.bit_length() - 1)
         rest &= ~(1 << key)
-        reg = _entry_for_key(op, key)
+        reg, is_fallback = _entry_for_key(op, key)
         if reg is None:
-            fn = functools.partial(_missing_kernel, op, key)
-            break
+            if key in BACKEND_KEYS:
+                return functools.partial(_missing_kernel, op, key)
+            continue  # autograd/autocast keys nobody handles fall through, as in torch
         if reg.fn is fallthrough_kernel:
             continue
-        fn = reg.fn
-        is_fallback = reg in _FALLBACKS.get(key, ())
         if is_fallback:
-            fn = functools.partial(fn, op, DispatchKeySet(ks)) if reg.with_keyset else functools.partial(fn, op)
-        elif reg.with_keyset:
-            fn = functools.partial(fn, DispatchKeySet(ks))
-        break
-    else:
-        key = DispatchKey(max(ks.bit_length() - 1, 0)) if ks else DispatchKey.CPU
-        fn = functools.partial(_missing_kernel, op, key)
-    op._memo[ks] = fn
+            # torch calls boxed fallbacks as fn(op, ...) or fn(keyset, op, ...)
+            if reg.with_keyset:
+                return functools.partial(reg.fn, DispatchKeySet(ks), op)
+            return functools.partial(reg.fn, op)
+        if reg.with_keyset:
+            return functools.partial(reg.fn, DispatchKeySet(ks))
+        return reg.fn
+    # Every key fell through: torch serves that (its "Undefined" key) with a composite kernel.
+    k = op._kernels
+    reg = (_last(k.get(DispatchKey.CompositeExplicitAutogradNonFunctional))
+           or _last(k.get(DispatchKey.CompositeExplicitAutograd))
+           or _last(k.get(DispatchKey.CompositeImplicitAutograd)))
+    if reg is not None and reg.fn is not fallthrough_kernel:
+        return functools.partial(reg.fn, DispatchKeySet(ks)) if reg.with_keyset else reg.fn
+    backends = ks & BACKEND_MASK
+    key = DispatchKey((backends or ks).bit_length() - 1)
+    return functools.partial(_missing_kernel, op, key)
+
+
+def _resolve(op: OpOverload, ks: int):
+    """Find, memoise and return the callable that serves key set ``ks``."""
+    with _lock:
+        fn = _compute(op, ks)
+        op._memo[ks] = fn
     return fn
 
 
 def _available_keys(op: OpOverload):
-    keys = []
-    for key in RUNTIME_KEYS:
-        reg = _entry_for_key(op, key)
-        if reg is not None:
-            keys.append(key.name)
-    return keys
+    return [key_display_name(key) for key in RUNTIME_KEYS if _entry_for_key(op, key)[0] is not None]
 
 
 def _missing_kernel(op, key, *args, **kwargs):
     raise NotImplementedError(
-        f"Could not run '{op.name_}' with arguments from the '{key.name}' backend. This could be because "
-        f"the operator doesn't exist for this backend. '{op.name_}' is only available for these backends: "
-        f"[{', '.join(_available_keys(op))}].")
+        f"Could not run '{op.name_}' with arguments from the '{key_display_name(key)}' backend. This could be "
+        f"because the operator doesn't exist for this backend. '{op.name_}' is only available for these "
+        f"backends: [{', '.join(_available_keys(op))}].")
 
 
 def call_with_keyset(op: OpOverload, ks: int, args, kwargs):
     """Dispatch a call whose full key set (thread-local keys applied) is known."""
-    fn = op._memo.get(ks)
-    if fn is None:
+    try:
+        fn = op._memo[ks]
+    except KeyError:
         fn = _resolve(op, ks)
     return fn(*args, **kwargs)
 
@@ -348,6 +420,8 @@ for _combo in range(BACKEND_MASK + 1):
 
 def slow_call(op: OpOverload, ks: int, args, kwargs):
     """The path taken while any thread-local dispatch state or callback is active."""
+    if not ks:
+        ks = _CPU_BIT
     t = dispatch_tls.tls
     if t.autocast:
         ks |= _AUTOCAST_FOR_BACKENDS[ks & BACKEND_MASK] & t.autocast
@@ -368,22 +442,60 @@ _counter = itertools.count()
 
 
 def _generate(op: OpOverload):
-    """Build the dispatch function for ``op`` from its schema."""
+    """Build the dispatch function for ``op`` from its schema.
+
+    For ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1)`` the result is::
+
+        def add(self, other, *, alpha=<1>):
+            try:
+                ks = self._ks
+            except AttributeError:
+                ks = num_or_err(self, op, 'self', 1)
+            if other.__class__ is not float and other.__class__ is not int:
+                try:
+                    ks |= other._ks
+                except AttributeError:
+                    ks |= num_or_err(other, op, 'other', 2)
+            if _SLOW:
+                return slow(op, ks, (self, other), {'alpha': alpha})
+            try:
+                fn = memo[ks]
+            except KeyError:
+                fn = resolve(op, ks)
+            return fn(self, other, alpha=alpha)
+
+    Helper names are chosen so that no schema argument can shadow them.
+    """
     schema = op._schema
-    env = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
-           "num_or_err": _number_or_error, "list_keys": _list_keys, "CPU": _CPU_BIT,
-           "device_keys": lambda d: device_keys(d)}
-    params, call_args, body = [], [], ["ks = 0"]
+    args = schema.arguments
+    taken = {_pyname(a.name) for a in args} | {"_SLOW"}
+
+    def fresh(base):
+        name = base
+        while name in taken:
+            name = "_" + name
+        taken.add(name)
+        return name
+
+    fname = fresh(_pyname(schema.name))
+    helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
+               "num_or_err": _number_or_error, "list_keys": _list_keys,
+               "device_keys": lambda d: device_keys(d)}
+    N = {k: fresh(k) for k in list(helpers) + ["ks", "fn"]}  # noqa: N806 - reads like a template
+    env = {N[k]: v for k, v in helpers.items()}
+    ks, fn = N["ks"], N["fn"]
+    params, call_args, body = [], [], []
     star = False
-    has_tensor = False
-    for pos, a in enumerate(schema.arguments, start=1):
+    ks_set = False
+    for pos, a in enumerate(args, start=1):
         n = _pyname(a.name)
         if a.kwarg_only and not star:
             params.append("*")
             star = True
         if a.has_default:
-            env[f"_d_{n}"] = a.default
-            params.append(f"{n}=_d_{n}")
+            d = fresh(f"_d_{n}")
+            env[d] = a.default
+            params.append(f"{n}={d}")
         else:
             params.append(n)
         call_args.append(f"{n}={n}" if a.kwarg_only else n)
@@ -391,37 +503,41 @@ def _generate(op: OpOverload):
         if t.base != "Tensor":
             continue
         if t.is_list:
-            body.append(f"ks |= list_keys({n}, op, {a.name!r}, {pos}, {t.elem_optional})")
-        else:
+            op_ = "|=" if ks_set else "="
+            body.append(f"{ks} {op_} {N['list_keys']}({n}, {N['op']}, {a.name!r}, {pos}, {t.elem_optional})")
+        elif t.optional:
+            if not ks_set:
+                body.append(f"{ks} = 0")
+            body += [f"if {n} is not None:",
+                     "    try:", f"        {ks} |= {n}._ks", "    except AttributeError:",
+                     f"        {ks} |= {N['num_or_err']}({n}, {N['op']}, {a.name!r}, {pos})"]
+        elif not ks_set:
             # A Tensor slot may hold a Python number (a CPU scalar), as in torch.ops.
-            ind = "    " if t.optional else ""
-            if t.optional:
-                body.append(f"if {n} is not None:")
-            if not has_tensor and not t.optional:
-                body[0:1] = []  # the first tensor initialises ks directly
-                body += ["try:", f"    ks = {n}._ks", "except AttributeError:",
-                         f"    ks = num_or_err({n}, op, {a.name!r}, {pos})"]
-            else:
-                body += [f"{ind}try:", f"{ind}    ks |= {n}._ks", f"{ind}except AttributeError:",
-                         f"{ind}    ks |= num_or_err({n}, op, {a.name!r}, {pos})"]
-        has_tensor = True
-    if not has_tensor:
-        dev_arg = next((a for a in schema.arguments if a.type.base == "Device"), None)
+            body += ["try:", f"    {ks} = {n}._ks", "except AttributeError:",
+                     f"    {ks} = {N['num_or_err']}({n}, {N['op']}, {a.name!r}, {pos})"]
+        else:
+            # Later slots hold numbers often (x + 2): test the class rather than pay for an exception.
+            body += [f"if {n}.__class__ is not float and {n}.__class__ is not int:",
+                     "    try:", f"        {ks} |= {n}._ks", "    except AttributeError:",
+                     f"        {ks} |= {N['num_or_err']}({n}, {N['op']}, {a.name!r}, {pos})"]
+        ks_set = True
+    if not ks_set:
+        dev_arg = next((a for a in args if a.type.base == "Device"), None)
         if dev_arg is not None:
-            body.append(f"ks = device_keys({_pyname(dev_arg.name)})")
-    args_tuple = "(" + "".join(_pyname(a.name) + ", " for a in schema.arguments if not a.kwarg_only) + ")"
-    kw_dict = "{" + ", ".join(f"{a.name!r}: {_pyname(a.name)}" for a in schema.arguments if a.kwarg_only) + "}"
+            body.append(f"{ks} = {N['device_keys']}({_pyname(dev_arg.name)})")
+        else:
+            body.append(f"{ks} = 0")
+    args_tuple = "(" + "".join(_pyname(a.name) + ", " for a in args if not a.kwarg_only) + ")"
+    kw_dict = "{" + ", ".join(f"{a.name!r}: {_pyname(a.name)}" for a in args if a.kwarg_only) + "}"
     body += [
-        "if not ks:",
-        "    ks = CPU",
         "if _SLOW:",
-        f"    return slow(op, ks, {args_tuple}, {kw_dict})",
-        "fn = memo.get(ks)",
-        "if fn is None:",
-        "    fn = resolve(op, ks)",
-        f"return fn({', '.join(call_args)})",
+        f"    return {N['slow']}({N['op']}, {ks}, {args_tuple}, {kw_dict})",
+        "try:",
+        f"    {fn} = {N['memo']}[{ks}]",
+        "except KeyError:",
+        f"    {fn} = {N['resolve']}({N['op']}, {ks})",
+        f"return {fn}({', '.join(call_args)})",
     ]
-    fname = f"{schema.name}_{op._overloadname}"
     src = (f"def _make({', '.join(env)}):\n"
            f"    def {fname}({', '.join(params)}):\n"
            + "".join(f"        {line}\n" for line in body)
@@ -429,15 +545,29 @@ def _generate(op: OpOverload):
     local: dict = {}
     # GEN_GLOBALS becomes the functions' globals, so _SLOW is one LOAD_GLOBAL away.
     exec(compile(src, f"<dispatch {op.name_} #{next(_counter)}>", "exec"), GEN_GLOBALS, local)
-    fn = local["_make"](**env)
-    fn.__doc__ = str(schema)
-    return fn
+    func = local["_make"](**env)
+    func.__name__ = func.__qualname__ = schema.name
+    func.__doc__ = str(schema)
+    return func
 
 
 # --- registration (used by library.Library) --------------------------------------
 
+def _qualify(ns: str, schema: FunctionSchema) -> FunctionSchema:
+    """Strip a namespace written in the schema (``"mylib::foo(...)"``), checking it is ``ns``."""
+    if "::" not in schema.name:
+        return schema
+    given, name = schema.name.split("::", 1)
+    if given != ns:
+        raise RuntimeError(
+            f"Explicitly provided namespace ({given}) in schema string does not match namespace of enclosing "
+            f"TORCH_LIBRARY block ({ns}).  Move this definition to the (unique) TORCH_LIBRARY block "
+            f"corresponding to this namespace (and consider deleting the namespace from your schema string.)")
+    return dataclasses.replace(schema, name=name)
+
+
 def define(ns: str, schema_text: str, tags=()) -> OpOverload:
-    schema = parse_schema(schema_text)
+    schema = _qualify(ns, parse_schema(schema_text))
     qual = f"{ns}::{schema.name}" + (f".{schema.overload_name}" if schema.overload_name else "")
     with _lock:
         if qual in _OPS:
@@ -451,88 +581,139 @@ def define(ns: str, schema_text: str, tags=()) -> OpOverload:
             packet = _PACKETS[f"{ns}::{schema.name}"] = OpOverloadPacket(ns, schema.name)
         packet._overloads[op._overloadname] = op
         setattr(packet, op._overloadname, op)  # plain attribute: fast ops.aten.add.Tensor
-        for args in _PENDING.pop(qual, ()):
-            _add_kernel(op, *args)
+        for key, reg in _PENDING.pop(qual, ()):
+            op._kernels.setdefault(key, []).append(reg)
         return op
 
 
 def undefine(op: OpOverload) -> None:
+    """Remove ``op``; kernels other libraries still hold for it wait for a new define()."""
     with _lock:
-        _OPS.pop(op.name_, None)
+        if _OPS.get(op.name_) is not op:
+            return
+        del _OPS[op.name_]
         pk = _PACKETS.get(f"{op._ns}::{op._opname}")
         if pk is not None:
             pk._overloads.pop(op._overloadname, None)
             pk.__dict__.pop(op._overloadname, None)
             if not pk._overloads:
                 del _PACKETS[f"{op._ns}::{op._opname}"]
+                for hook in _packet_removed_hooks:
+                    hook(op._ns, op._opname)
+        waiting = [(key, reg) for key, regs in op._kernels.items() for reg in regs]
+        if waiting:
+            _PENDING.setdefault(op.name_, []).extend(waiting)
+        op._kernels.clear()
+        op._memo.clear()
+
+
+def full_name(qualname: str) -> str:
+    """The key an overload is stored under: ``"ns::foo"`` (default overload) or ``"ns::foo.bar"``.
+
+    ``"ns::foo.default"`` names the default overload too, as ``ops.ns.foo.default`` does.
+    """
+    if qualname.endswith(".default"):
+        return qualname[:-len(".default")]
+    return qualname
+
+
+_packet_removed_hooks: list = []
+
+
+def on_packet_removed(hook) -> None:
+    """Call ``hook(ns, name)`` when the last overload of ``ns::name`` is removed (attribute caches)."""
+    _packet_removed_hooks.append(hook)
 
 
 def find_op(qualname: str) -> OpOverload | None:
-    """``"aten::add.Tensor"`` or ``"aten::add"`` (the default overload) -> overload."""
-    op = _OPS.get(qualname)
-    if op is None and "." not in qualname.split("::")[-1]:
-        op = _OPS.get(qualname + ".default")
-    return op
+    """``"aten::add.Tensor"``, ``"aten::add"`` or ``"aten::add.default"`` -> overload."""
+    return _OPS.get(full_name(qualname))
 
 
-def _add_kernel(op, key, reg, allow_override):
-    regs = op._kernels.setdefault(key, [])
-    if regs:
-        if not allow_override:
-            raise RuntimeError(
-                f"This is not allowed since there's already a kernel registered from python overriding "
-                f"{op._opname}'s behavior for {key.name} dispatch key and {op._ns} namespace.")
-        warnings.warn(
-            "Overriding a previously registered kernel for the same operator and the same dispatch key\n"
-            f"  operator: {op._ns}::{op._schema}\n  dispatch key: {key.name}", UserWarning, stacklevel=4)
-    regs.append(reg)
-    _invalidate_all()
+_override_warned = False
 
 
-def register_kernel(qualname: str, key, fn, with_keyset=False, owner=None, allow_override=True):
+def _has_kernel(qual: str, key: DispatchKey) -> bool:
+    op = _OPS.get(qual)
+    if op is not None and op._kernels.get(key):
+        return True
+    return any(k is key for k, _ in _PENDING.get(qual, ()))
+
+
+def register_kernel(qualname: str, key, fn, with_keyset=False, where="", allow_override=True):
+    """Add ``fn`` as ``qualname``'s kernel for ``key`` (pending until the op is defined)."""
+    global _override_warned
     key = parse_key(key)
-    reg = _Registration(fn, with_keyset, owner)
+    reg = _Registration(fn, with_keyset, where)
+    qual = full_name(qualname)
+    ns, name = qual.split("::", 1)
     with _lock:
-        op = find_op(qualname)
+        if _has_kernel(qual, key):
+            if not allow_override:
+                raise RuntimeError(
+                    f"This is not allowed since there's already a kernel registered from python overriding "
+                    f"{name}'s behavior for {key.name} dispatch key and {ns} namespace.")
+            if not _override_warned:
+                _override_warned = True
+                op = _OPS.get(qual)
+                shown = f"{ns}::{op._schema}" if op is not None else qual
+                warnings.warn(
+                    "Warning only once for all operators,  other operators may also be overridden.\n"
+                    "  Overriding a previously registered kernel for the same operator and the same dispatch key\n"
+                    f"  operator: {shown}\n  dispatch key: {key.name}\n  new kernel: registered at {where}",
+                    UserWarning, stacklevel=3)
+        op = _OPS.get(qual)
         if op is None:
-            _PENDING.setdefault(qualname if "." in qualname.split("::")[-1] else qualname + ".default",
-                                []).append((key, reg, allow_override))
-            return reg
-        _add_kernel(op, key, reg, allow_override)
+            _PENDING.setdefault(qual, []).append((key, reg))
+        else:
+            op._kernels.setdefault(key, []).append(reg)
+            op._memo.clear()
     return reg
 
 
 def deregister_kernel(qualname: str, key: DispatchKey, reg: _Registration) -> None:
+    qual = full_name(qualname)
     with _lock:
-        op = find_op(qualname)
+        op = _OPS.get(qual)
         if op is not None:
             regs = op._kernels.get(key, [])
             if reg in regs:
                 regs.remove(reg)
-        _invalidate_all()
+                if not regs:
+                    del op._kernels[key]
+            op._memo.clear()
+        waiting = _PENDING.get(qual)
+        if waiting:
+            waiting[:] = [(k, r) for k, r in waiting if r is not reg]
+            if not waiting:
+                del _PENDING[qual]
 
 
-def register_fallback(key, fn, with_keyset=False, owner=None) -> _Registration:
+def register_fallback(key, fn, with_keyset=False, where="") -> _Registration:
     key = parse_key(key)
     if key in ALIAS_KEYS:
         raise RuntimeError(f"cannot register a fallback for the alias key {key.name}")
-    reg = _Registration(fn, with_keyset, owner)
+    reg = _Registration(fn, with_keyset, where)
     with _lock:
-        _FALLBACKS.setdefault(key, []).append(reg)
+        old = _FALLBACKS.get(key)
+        if old is not None:
+            raise RuntimeError(
+                f"Tried to register multiple backend fallbacks for the same dispatch key {key.name}; previous "
+                f"registration registered at {old.where}, new registration registered at {where}")
+        _FALLBACKS[key] = reg
         _invalidate_all()
     return reg
 
 
 def deregister_fallback(key: DispatchKey, reg: _Registration) -> None:
     with _lock:
-        regs = _FALLBACKS.get(key, [])
-        if reg in regs:
-            regs.remove(reg)
-        _invalidate_all()
+        if _FALLBACKS.get(key) is reg:
+            del _FALLBACKS[key]
+            _invalidate_all()
 
 
 def has_fallback(key) -> bool:
-    return bool(_FALLBACKS.get(parse_key(key)))
+    return parse_key(key) in _FALLBACKS
 
 
 def all_ops():

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 
 BASE_TYPES = frozenset({
-    "Tensor", "int", "SymInt", "float", "bool", "str", "Scalar", "ScalarType", "Device",
-    "Layout", "MemoryFormat", "Generator", "Storage", "Dimname", "Any",
+    "Tensor", "int", "SymInt", "float", "complex", "bool", "str", "Scalar", "ScalarType", "Device",
+    "DeviceIndex", "Layout", "MemoryFormat", "QScheme", "Generator", "Storage", "Stream", "Any",
 })
 
 _TOKEN = re.compile(r"""
@@ -42,6 +42,7 @@ class SchemaType:
     elem_optional: bool = False   # Tensor?[] (list of optional elements)
     alias: str | None = None      # "a" in Tensor(a!)
     is_write: bool = False        # "!" in Tensor(a!)
+    alias_after: str | None = None  # "*" in Tensor(a -> *): what the elements of a returned list alias
 
     @property
     def is_tensor_like(self) -> bool:
@@ -50,7 +51,8 @@ class SchemaType:
     def __str__(self):
         s = self.base
         if self.alias is not None:
-            s += f"({self.alias}{'!' if self.is_write else ''})"
+            after = f" -> {self.alias_after}" if self.alias_after is not None else ""
+            s += f"({self.alias}{'!' if self.is_write else ''}{after})"
         if self.elem_optional:
             s += "?"
         if self.is_list:
@@ -61,6 +63,8 @@ class SchemaType:
 
 
 _NO_DEFAULT = object()
+# types whose defaults may be bare names ("ScalarType dtype=long")
+_IDENT_DEFAULT_TYPES = frozenset({"ScalarType", "Layout", "MemoryFormat", "Device", "Any"})
 
 
 @dataclass(frozen=True)
@@ -77,7 +81,8 @@ class Argument:
     def __str__(self):
         s = f"{self.type} {self.name}"
         if self.has_default:
-            s += "=" + _format_default(self.default)
+            bare = isinstance(self.default, str) and self.type.base in _IDENT_DEFAULT_TYPES
+            s += "=" + (self.default if bare else _format_default(self.default))
         return s
 
 
@@ -122,7 +127,7 @@ class FunctionSchema:
                 star = True
             args.append(str(a))
         name = self.name + (f".{self.overload_name}" if self.overload_name else "")
-        if len(self.returns) == 1 and not self.returns_tuple:
+        if len(self.returns) == 1:  # torch prints "-> (Tensor)" as "-> Tensor" too
             rets = str(self.returns[0])
         else:
             rets = "(" + ", ".join(str(r) for r in self.returns) + ")"
@@ -136,10 +141,16 @@ def _format_default(v) -> str:
         return v if v in _NAMED_DEFAULTS else repr(v).replace("'", '"')
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_format_default(x) for x in v) + "]"
+    if isinstance(v, float):
+        # torch prints doubles with 17 significant digits and marks integral ones with a dot ("1.")
+        text = "%.17g" % v
+        return text + "." if text.lstrip("-").isdigit() else text
     return repr(v)
 
 
 class _Parser:
+    """A recursive-descent parser; errors quote the schema and underline the bad token, as torch's do."""
+
     def __init__(self, text: str):
         self.text = text
         self.toks: list[tuple[str, str, int]] = []
@@ -147,15 +158,24 @@ class _Parser:
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if m is None:
-                self._fail_at(pos, f"unexpected character '{text[pos]}'")
+                self._fail_at(pos, 1, f"expected a valid token but found '{text[pos]}'")
             if m.lastgroup != "ws":
                 self.toks.append((m.lastgroup, m.group(), pos))
             pos = m.end()
         self.toks.append(("eof", "", len(text)))
         self.i = 0
 
-    def _fail_at(self, pos, msg):
-        raise RuntimeError(f"{msg} here:\n{self.text}\n{' ' * pos}^")
+    def _highlight(self, pos, length) -> str:
+        if pos >= len(self.text):
+            return self.text  # torch shows no marker past the end
+        return f"{self.text}\n{' ' * pos}{'~' * max(length, 1)} <--- HERE\n"
+
+    def _fail_at(self, pos, length, msg):
+        raise RuntimeError(f"{msg} here:\n{self._highlight(pos, length)}")
+
+    def _fail_tok(self, tok, want):
+        kind, val, pos = tok
+        self._fail_at(pos, len(val), f"expected {want} but found '{_kind_name(kind, val)}'")
 
     def peek(self):
         return self.toks[self.i]
@@ -166,11 +186,10 @@ class _Parser:
         return t
 
     def expect(self, value=None, kind=None):
-        kind_, val, pos = self.next()
-        if (value is not None and val != value) or (kind is not None and kind_ != kind):
-            want = value if value is not None else kind
-            got = "end of source" if kind_ == "eof" else (kind_ if kind_ in ("arrow",) else f"'{val}'")
-            self._fail_at(pos, f"expected {want} but found {got}")
+        tok = self.next()
+        kind_, val, _ = tok
+        if (value is not None and (val != value or kind_ == "string")) or (kind is not None and kind_ != kind):
+            self._fail_tok(tok, value if value is not None else kind)
         return val
 
     def accept(self, value):
@@ -185,20 +204,32 @@ class _Parser:
         overload = ""
         if self.accept("."):
             overload = self.expect(kind="ident")
-        self.expect("(")
+        if self.peek()[1] != "(":
+            if self.peek()[0] == "eof":
+                raise RuntimeError("Tried to parse a function schema but only the operator name was given")
+            self._fail_tok(self.peek(), "eof")
+        self.next()
         args = self.arguments()
         self.expect(")")
-        if self.peek()[0] != "arrow":
-            self.expect("->")
-        self.next()
+        self.expect(kind="arrow")
         returns, as_tuple = self.returns()
         if self.peek()[0] != "eof":
-            self._fail_at(self.peek()[2], f"expected end of schema but found '{self.peek()[1]}'")
+            self._fail_tok(self.peek(), "eof")
         names = [a.name for a in args]
         if len(set(names)) != len(names):
             dup = next(n for n in names if names.count(n) > 1)
             raise RuntimeError(f"argument '{dup}' appears more than once in schema: {self.text}")
-        return FunctionSchema(name, overload, tuple(args), tuple(returns), as_tuple)
+        schema = FunctionSchema(name, overload, tuple(args), tuple(returns), as_tuple)
+        seen_default = False
+        for a in args:
+            if a.kwarg_only:
+                break
+            if a.has_default:
+                seen_default = True
+            elif seen_default:
+                raise RuntimeError(f"Non-default positional argument follows default argument. "
+                                   f"Parameter {a.name} in {schema}")
+        return schema
 
     def arguments(self) -> list[Argument]:
         args: list[Argument] = []
@@ -209,34 +240,39 @@ class _Parser:
             if self.accept("*"):
                 kwarg_only = True
             else:
-                typ = self.type_()
+                typ, type_tok = self.type_()
                 name = self.expect(kind="ident")
+                self._check_type(type_tok)
                 default = _NO_DEFAULT
                 if self.accept("="):
                     default = self.default(typ)
-                elif args and args[-1].has_default and not kwarg_only:
-                    raise RuntimeError(
-                        f"non-default argument '{name}' follows default argument in schema: {self.text}")
                 args.append(Argument(name, typ, default, kwarg_only))
             if not self.accept(","):
                 return args
 
-    def type_(self) -> SchemaType:
-        kind, base, pos = self.next()
-        if kind != "ident" or base not in BASE_TYPES:
-            got = "end of source" if kind == "eof" else f"'{base}'"
+    def _check_type(self, tok):
+        kind, base, pos = tok
+        if base not in BASE_TYPES:
             raise RuntimeError(
-                "unknown type specifier " + got + ". Common valid schema types include Tensor, SymInt, "
-                f"int, float, bool, Scalar:\n{self.text}\n{' ' * pos}^")
-        alias, is_write = None, False
+                "\nunknown type specifier. Common valid schema types include Tensor, SymInt, int, float, bool, "
+                "Scalar; for a full list, please see "
+                "https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/README.md#func :\n"
+                + self._highlight(pos, len(base)))
+
+    def type_(self):
+        """The type at the cursor and its name token (checked by the caller, after the name, as torch does)."""
+        tok = self.next()
+        kind, base, pos = tok
+        if kind != "ident":
+            self._fail_tok(tok, "ident")
+        alias, is_write, alias_after = None, False, None
         if self.peek()[1] == "(" and base == "Tensor":
             self.next()
             alias = self.expect(kind="ident")
             is_write = self.accept("!")
             if self.peek()[0] == "arrow":  # "Tensor(a -> *)": the list's elements alias a
                 self.next()
-                if not self.accept("*"):
-                    self.expect(kind="ident")
+                alias_after = "*" if self.accept("*") else self.expect(kind="ident")
             self.expect(")")
         elem_optional = is_list = optional = False
         size = None
@@ -244,46 +280,60 @@ class _Parser:
             optional = True
         if self.accept("["):
             is_list = True
-            if self.peek()[0] == "number":
-                size = int(self.next()[1])
+            if self.peek()[1] != "]":
+                size = int(self.expect(kind="number"))
             self.expect("]")
             elem_optional, optional = optional, False
             if self.accept("?"):
                 optional = True
-        return SchemaType(base, is_list, size, optional, elem_optional, alias, is_write)
+        return SchemaType(base, is_list, size, optional, elem_optional, alias, is_write, alias_after), tok
 
     def default(self, typ: SchemaType):
         kind, val, pos = self.peek()
-        if val == "[":
+        if kind == "ident" and val == "None":
             self.next()
-            items = []
-            if not self.accept("]"):
-                while True:
-                    items.append(self._scalar_default())
-                    if self.accept("]"):
-                        break
-                    self.expect(",")
-            return tuple(items)
-        v = self._scalar_default()
-        if typ.is_list and isinstance(v, int) and not isinstance(v, bool):
+            return None
+        if typ.base == "Tensor" and not typ.is_list:
+            self._fail_tok(self.peek(), "None")
+        if typ.is_list:
+            if val == "[":
+                self.next()
+                items = []
+                if not self.accept("]"):
+                    while True:
+                        items.append(self._scalar_default(typ))
+                        if self.accept("]"):
+                            break
+                        self.expect(",")
+                return tuple(items)
+            if not typ.list_size:
+                self._fail_tok(self.peek(), "[")
             # "int[2] stride=1" means [1, 1]
-            return (v,) * (typ.list_size or 1)
-        return v
+            return (self._scalar_default(typ),) * typ.list_size
+        return self._scalar_default(typ)
 
-    def _scalar_default(self):
-        kind, val, pos = self.next()
+    def _scalar_default(self, typ):
+        tok = self.next()
+        kind, val, pos = tok
         if kind == "number":
             return float(val) if any(c in val for c in ".eE") else int(val)
         if kind == "string":
             return val[1:-1]
-        if kind == "ident" and val in _NAMED_DEFAULTS:
-            return _NAMED_DEFAULTS[val]
+        if val == "-" and kind == "punct":
+            nxt = self.peek()
+            if nxt[1] == "inf":
+                self.next()
+                return -math.inf
+            if nxt[0] == "number" and not nxt[1].startswith("-"):
+                return -self._scalar_default(typ)
+            self._fail_tok(tok, "number")
         if kind == "ident":
-            return val  # dtype names such as "long"
-        if val == "-" and self.peek()[1] == "inf":
-            self.next()
-            return -math.inf
-        self._fail_at(pos, f"expected a default value but found '{val}'")
+            if val in _NAMED_DEFAULTS:
+                return _NAMED_DEFAULTS[val]
+            if typ.base in _IDENT_DEFAULT_TYPES:
+                return val  # dtype names such as "long"
+            raise RuntimeError("\ninvalid numeric default value:\n" + self._highlight(pos, len(val)))
+        self._fail_tok(tok, "number")
 
     def returns(self):
         if self.accept("("):
@@ -298,11 +348,21 @@ class _Parser:
         return [self._return()], False
 
     def _return(self) -> Return:
-        typ = self.type_()
+        typ, tok = self.type_()
+        self._check_type(tok)
         name = None
         if self.peek()[0] == "ident":
             name = self.next()[1]
         return Return(typ, name)
+
+
+def _kind_name(kind: str, val: str) -> str:
+    """How torch's lexer names a token in "expected X but found 'Y'"."""
+    if kind in ("ident", "number", "arrow", "eof"):
+        return kind
+    if kind == "string":
+        return "string_literal"
+    return val
 
 
 def parse_schema(text: str) -> FunctionSchema:

@@ -101,8 +101,9 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
 
 
 def _nn_available() -> bool:
+    """Whether ``npusim.nn.Module`` exists to receive the method (for_module is skipped otherwise)."""
     try:
-        from .. import nn  # noqa: F401
+        from .. import nn
     except ImportError:
         return False
-    return True
+    return hasattr(nn, "Module")
