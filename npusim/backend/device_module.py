@@ -414,19 +414,34 @@ def __getattr__(name):
     raise AttributeError(f"module 'npusim.npu' has no attribute '{name}'")
 
 
+def _when_initialised(fn) -> None:
+    """Run ``fn`` now if the npu is up, else when it initialises (torch's lazy seeding).
+
+    Seeding must not start the device: a child forked after its parent used the
+    npu may still call ``npusim.manual_seed``.
+    """
+    if runtime.initialized and not runtime.in_bad_fork:
+        fn(runtime)
+    else:
+        runtime.on_init(fn, once=True)
+
+
 def manual_seed(seed) -> None:
     """Seed the current npu's default generator."""
     from ..core.generator import seed_value
-    _generators.get(runtime.current_device()).manual_seed(seed_value(seed))
+    s = seed_value(seed)
+    _when_initialised(lambda rt: _generators.get(rt.current_device()).manual_seed(s))
 
 
 def manual_seed_all(seed) -> None:
     """Seed the default generator of every npu."""
     from ..core.generator import seed_value
     s = seed_value(seed)
-    runtime.lazy_init()
-    for g in _generators.generators:
-        g.manual_seed(s)
+
+    def apply(rt):
+        for g in _generators.generators:
+            g.manual_seed(s)
+    _when_initialised(apply)
 
 
 def seed() -> None:

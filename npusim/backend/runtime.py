@@ -42,6 +42,7 @@ class Runtime:
         self.in_bad_fork = False
         self._tls = _ThreadState()
         self._init_hooks = []
+        self._pending = []      # one-shot work queued before init (seeds)
         self._cuda_count = None
 
     # --- configuration and mode -------------------------------------------------------------
@@ -76,8 +77,11 @@ class Runtime:
         return self._cuda_count if mode == "cuda" else self.config.device_count
 
     # --- initialisation and fork ------------------------------------------------------------------
-    def on_init(self, fn) -> None:
-        """Run ``fn(runtime)`` once when the runtime initialises."""
+    def on_init(self, fn, *, once=False) -> None:
+        """Run ``fn(runtime)`` when the runtime initialises (``once``: at the next initialisation only)."""
+        if once:
+            self._pending.append(fn)
+            return
         self._init_hooks.append(fn)
         if self.initialized:
             fn(self)
@@ -96,6 +100,9 @@ class Runtime:
                 return
             self.probe()
             for fn in self._init_hooks:
+                fn(self)
+            pending, self._pending = self._pending, []
+            for fn in pending:
                 fn(self)
             self.initialized = True
 
