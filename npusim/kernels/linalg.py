@@ -1,0 +1,96 @@
+"""Matrix products, einsum and joins over NumPy or CuPy arrays.
+
+Callers check shapes and dtypes (and raise torch's errors) before calling in;
+these functions only compute. 16-bit floats are multiplied in float32 and
+rounded once, as torch's CPU kernels do: NumPy's own float16 matmul is slow and
+rounds every partial sum. ``matmul`` hands strided operands straight to
+``xp.matmul``, which passes transposed layouts to BLAS without copying.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array_api import namespace_of
+
+_F32 = np.dtype(np.float32)
+
+
+def is_half(dt) -> bool:
+    """float16 or bfloat16 (the only 2-byte dtypes that are not integers)."""
+    return dt.itemsize == 2 and dt.kind not in "iu"
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` with NumPy's 1-D and batch-broadcast rules (0-d results stay arrays)."""
+    xp = namespace_of(a)
+    dt = a.dtype
+    if is_half(dt):
+        r = xp.asarray(xp.matmul(a.astype(_F32), b.astype(_F32))).astype(dt)
+        if out is None:
+            return r
+        xp.copyto(out, r)
+        return out
+    if out is None:
+        return xp.asarray(xp.matmul(a, b))
+    return xp.matmul(a, b, out=out)
+
+
+def scale_add(prod, c, beta, alpha):
+    """``beta * c + alpha * prod``, computed into ``prod`` (a fresh array).
+
+    ``beta == 0`` never reads ``c``, so its NaNs do not reach the result (torch's
+    rule); ``c`` broadcasts to ``prod``'s shape.
+    """
+    xp = namespace_of(prod)
+    if alpha != 1:
+        xp.multiply(prod, alpha, out=prod)
+    if beta != 0:
+        xp.add(prod, c if beta == 1 else xp.multiply(c, beta), out=prod)
+    return prod
+
+
+def scaled(c, beta, shape, dtype):
+    """``beta * c`` broadcast to ``shape`` (zeros when ``beta == 0``): the product term vanished."""
+    xp = namespace_of(c)
+    if beta == 0:
+        return xp.zeros(shape, dtype)
+    r = xp.empty(shape, dtype)
+    xp.multiply(xp.broadcast_to(c, shape), beta, out=r, casting="unsafe")
+    return r
+
+
+def outer(a, b):
+    """Every product ``a[i] * b[j]`` (1-D inputs of one dtype)."""
+    xp = namespace_of(a)
+    return xp.multiply(a[:, None], b)
+
+
+def einsum(subscripts, arrays, optimize=False):
+    """``xp.einsum`` over arrays of one dtype; 16-bit floats go through float32."""
+    xp = namespace_of(arrays[0])
+    dt = arrays[0].dtype
+    if is_half(dt):
+        arrays = [a.astype(_F32) for a in arrays]
+        return xp.asarray(xp.einsum(subscripts, *arrays, optimize=optimize)).astype(dt)
+    return xp.asarray(xp.einsum(subscripts, *arrays, optimize=optimize))
+
+
+def concatenate(arrays, axis, dtype, out=None):
+    """Join arrays along an existing axis, casting to ``dtype`` on the way (no extra copy).
+
+    The result is C-contiguous whatever the inputs' layout (NumPy alone would pick
+    Fortran order for Fortran-ordered inputs; torch's result is contiguous).
+    """
+    xp = namespace_of(arrays[0])
+    if out is None:
+        shape = list(arrays[0].shape)
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+        out = xp.empty(tuple(shape), dtype)
+    return xp.concatenate(arrays, axis=axis, out=out, casting="unsafe")
+
+
+def stack(arrays, axis, dtype, out=None):
+    """Join arrays along a new axis (views with a size-1 axis, then one concatenate)."""
+    shape = arrays[0].shape
+    shape = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([a.reshape(shape) for a in arrays], axis, dtype, out)
