@@ -1,152 +1,331 @@
 """``Tensor.__getitem__`` / ``__setitem__`` in torch's terms.
 
-Basic indices (int, slice, None, Ellipsis, Python bool) become dispatched view
-ops (select, slice, unsqueeze), in order; tensor-like indices are then applied
-together by ``aten::index`` (reads) or ``aten::index_put_`` (writes). Integers
-are always selects, as in torch, so results follow torch where NumPy differs.
+Basic indices (int, slice, None, Ellipsis) become dispatched view ops (select,
+slice, unsqueeze), applied left to right, so the result shares memory with the
+tensor. Tensor-like indices (tensors, lists, NumPy arrays) and Python bools
+are collected per dim and applied together by ``aten::index`` (reads, a copy)
+or ``aten::index_put_`` (writes). Integers are always selects, applied first,
+as in torch, so results follow torch where NumPy's rules differ.
+
+Also here: the conversion torch applies to a Python number written into a
+tensor (c10's checked_convert), shared by setitem and the fill-like kernels.
 """
 from __future__ import annotations
 
+import math
+import operator
+import warnings
+
+import ml_dtypes
 import numpy as np
 
+from .device import CPU
 from .ops_namespace import aten
-from .tensor import Tensor
+from .tensor import Tensor, make
 
 _select = aten.select.int.fn
 _slice = aten.slice.Tensor.fn
 _unsqueeze = aten.unsqueeze.default.fn
+_expand = aten.expand.default.fn
+_view = aten.view.default.fn
 _index = aten.index.Tensor.fn
 _index_put_ = aten.index_put_.default.fn
 _copy_ = aten.copy_.default.fn
 _fill_ = aten.fill_.Scalar.fn
+_fill_tensor_ = aten.fill_.Tensor.fn
 _alias = aten.alias.default.fn
 
+_INT64 = np.dtype(np.int64)
+_UINT8 = np.dtype(np.uint8)
+_BOOL = np.dtype(np.bool_)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_HALF = np.dtype(np.float16)
+_NUMBER = (bool, int, float)
 
-def _as_index_tensor(v, device):
-    from .factories import tensor as make_tensor
-    t = make_tensor(v)
-    if t._a.dtype.kind == "f":
-        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-    return t
+# --- Python numbers written into tensors -------------------------------------------------------
 
-
-def _is_int(v):
-    return (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)))
-
-
-def _consumed_dims(item):
-    if item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)):
-        return 0
-    if isinstance(item, Tensor):
-        return item._a.ndim if item._a.dtype == np.bool_ else 1
-    return 1
+# the C++ type names c10 reports in its overflow error
+_C10_NAME = {
+    np.dtype(np.uint8): "uint8_t", np.dtype(np.int8): "int8_t", np.dtype(np.int16): "int16_t",
+    np.dtype(np.int32): "int", _INT64: "int64_t", _HALF: "c10::Half", _BF16: "c10::BFloat16",
+    np.dtype(np.float32): "float", np.dtype(np.float64): "double", _BOOL: "bool",
+}
 
 
-def _normalise(idx):
-    if isinstance(idx, tuple):
+_FLOAT_MAX = {dt: float(ml_dtypes.finfo(dt).max) for dt in (_HALF, _BF16, np.dtype(np.float32))}
+
+
+def _overflow(np_dt):
+    raise RuntimeError(f"value cannot be converted to type {_C10_NAME[np_dt]} without overflow")
+
+
+def checked_scalar(value, np_dt, *, check_reduced_float=True):
+    """``value`` (a Python or NumPy number) as a scalar of ``np_dt``, refusing what c10 refuses.
+
+    Integers must fit (an unsigned target also takes negatives down to -max, which wrap);
+    floats going to an integer type must lie within its range (no NaN); floats going to a
+    floating type must be finite-in-range, inf or NaN. Bool targets take anything. Setitem
+    skips the check for float16 / bfloat16 targets (``check_reduced_float=False``), as torch does.
+    """
+    kind = np_dt.kind
+    if kind == "b" or isinstance(value, (bool, np.bool_)):
+        return np_dt.type(bool(value) if kind == "b" else int(value))
+    if kind in "iu":
+        info = np.iinfo(np_dt)
+        if isinstance(value, (int, np.integer)):
+            v = int(value)
+            if v > info.max or (v < info.min and not (kind == "u" and -v <= info.max)):
+                _overflow(np_dt)
+            return np.array(v).astype(np_dt)[()]
+        f = float(value)
+        if f != f or f < info.min or f > info.max:
+            _overflow(np_dt)
+        return np_dt.type(int(f))
+    f = float(value)
+    if np_dt.itemsize < 8 and math.isfinite(f) and abs(f) > _FLOAT_MAX[np_dt]:
+        if check_reduced_float or np_dt not in (_HALF, _BF16):
+            _overflow(np_dt)
+        with np.errstate(over="ignore"):  # rounds to inf, as torch does here
+            return np_dt.type(f)
+    return np_dt.type(f)
+
+
+# --- turning an index into views and index tensors -----------------------------------------------
+
+_SEQUENCE_WARNING = (
+    "Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in pytorch 2.9; "
+    "use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+    "x[torch.tensor(seq)], which will result either in an error or a different result")
+
+
+def _as_tuple(idx):
+    """The index as a tuple of items; short lists holding sequences, slices, None or ... count as tuples."""
+    if idx.__class__ is tuple:
         return idx
+    if idx.__class__ is list and len(idx) < 32:
+        for v in idx:
+            if v is None or v is Ellipsis or isinstance(v, (Tensor, list, tuple, slice, range, np.ndarray)):
+                warnings.warn(_SEQUENCE_WARNING, UserWarning, stacklevel=4)
+                return tuple(idx)
     return (idx,)
 
 
-def _apply_basic(self: Tensor, idx):
-    """Apply basic indices; return (view, [(dim, index tensor)...])."""
-    items = _normalise(idx)
-    ellipses = sum(1 for it in items if it is Ellipsis)
-    if ellipses > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
-    converted = []
-    for it in items:
-        if isinstance(it, (list, np.ndarray)) or (isinstance(it, tuple)):
-            it = _as_index_tensor(it, self._device)
-        elif not (it is None or it is Ellipsis or isinstance(it, (slice, Tensor, bool, np.bool_)) or _is_int(it)):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             f"valid indices (got {type(it).__name__})")
-        converted.append(it)
-    used = sum(_consumed_dims(it) for it in converted)
-    ndim = self._a.ndim
-    if used > ndim:
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
-    out = self
-    dim = 0
-    advanced = []
-    for it in converted:
-        if it is Ellipsis:
-            dim += ndim - used
-        elif it is None:
-            out = _unsqueeze(out, dim)
-            dim += 1
-        elif isinstance(it, (bool, np.bool_)):
-            out = _unsqueeze(out, dim)
-            if not it:
-                out = _slice(out, dim, 0, 0, 1)
-            dim += 1
-        elif isinstance(it, slice):
-            step = 1 if it.step is None else it.step
-            if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start = it.start
-            stop = it.stop
-            if not (start is None and stop is None and step == 1):
-                out = _slice(out, dim, _as_int(start), _as_int(stop), _as_int(step))
-            dim += 1
-        elif isinstance(it, Tensor):
-            advanced.append((dim, it))
-            dim += _consumed_dims(it)
-        else:
-            i = int(it)
-            n = out._a.shape[dim]
-            if not (-n <= i < n):
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
-            out = _select(out, dim, i)
-    return out, advanced
+def _type_name(v) -> str:
+    t = type(v)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def _as_int(v):
-    if v is None or isinstance(v, int):
+def _index_tensor_from_data(data) -> Tensor:
+    """A list / NumPy array index as a tensor: bool and uint8 stay masks, anything else becomes int64."""
+    arr = np.asarray(data)
+    if arr.dtype != _BOOL and arr.dtype != _UINT8:
+        if arr.dtype.kind not in "iufb":
+            raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
+        arr = arr.astype(_INT64)
+    return make(arr, CPU)
+
+
+def _slice_bound(v):
+    if v is None or v.__class__ is int:
         return v
-    if isinstance(v, Tensor):
-        return int(v.item())
-    return int(v.__index__())
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ method") from None
 
 
-def _index_list(view: Tensor, advanced):
-    indices = [None] * view._a.ndim
-    for dim, t in advanced:
-        indices[dim] = t
-    while indices and indices[-1] is None:
-        indices.pop()
+def _convert(items):
+    """Normalise index items (ints, (start, stop, step) slices, None, ..., bools, index tensors)
+    and count the dims they address."""
+    out = []
+    specified = 0
+    for it in items:
+        cls = it.__class__
+        if cls is int:
+            specified += 1
+        elif cls is slice:
+            step = _slice_bound(it.step)
+            if step is not None:
+                if step == 0:
+                    raise ValueError("slice step cannot be zero")
+                if step < 0:
+                    raise ValueError("step must be greater than zero")
+            it = slice(_slice_bound(it.start), _slice_bound(it.stop), step)
+            specified += 1
+        elif it is None or it is Ellipsis or cls is bool:
+            pass
+        else:
+            if isinstance(it, (list, tuple, range, np.ndarray)):
+                it = _index_tensor_from_data(it)
+            if isinstance(it, Tensor):
+                a = it._a
+                if a.ndim == 0 and a.dtype.kind in "iub":
+                    # a 0-dim integer tensor is an int (a select); a 0-dim mask is a bool
+                    if a.dtype == _BOOL or a.dtype == _UINT8:
+                        it = bool(it.item())
+                    else:
+                        it = int(it.item())
+                        specified += 1
+                else:
+                    specified += a.ndim if (a.dtype == _BOOL or a.dtype == _UINT8) else 1
+            elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
+                it = int(it)
+                specified += 1
+            else:
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                 f"are valid indices (got {_type_name(it)})")
+        out.append(it)
+    return out, specified
+
+
+def _int_out_of_range(a, i, pos, dim):
+    n = a.shape[dim] if a.ndim else 0
+    raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {n}")
+
+
+def _record(indices, dim, t):
+    if indices is None:
+        indices = []
+    while len(indices) <= dim:
+        indices.append(None)
+    indices[dim] = t
     return indices
 
 
-def getitem(self: Tensor, idx):
-    if _is_int(idx) and not isinstance(idx, bool):
-        a = self._a
-        if a.ndim == 0:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
-                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+def _bool_index(keep: bool) -> Tensor:
+    """A Python bool indexes a new dim of size 1: [0] keeps it, [] empties it."""
+    return make(np.zeros(1 if keep else 0, _INT64), CPU)
+
+
+def _apply(self: Tensor, idx):
+    """Apply the basic indices as views; return (view, per-dim index tensors or None)."""
+    items, specified = _convert(_as_tuple(idx))
+    ndim = self._a.ndim
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    out = self
+    dim = 0
+    indices = None
+    for pos, it in enumerate(items):
+        cls = it.__class__
+        if cls is int:
+            a = out._a
+            n = a.shape[dim]
+            if not -n <= it < n:
+                _int_out_of_range(a, it, pos, dim)
+            out = _select(out, dim, it)
+        elif cls is slice:
+            if not (it.start is None and it.stop is None and it.step in (None, 1)):
+                out = _slice(out, dim, it.start, it.stop, 1 if it.step is None else it.step)
+            dim += 1
+        elif it is None:
+            out = _unsqueeze(out, dim)
+            dim += 1
+        elif it is Ellipsis:
+            dim += ndim - specified
+        elif cls is bool:
+            out = _unsqueeze(out, dim)
+            indices = _record(indices, dim, _bool_index(it))
+            dim += 1
+        else:
+            indices = _record(indices, dim, it)
+            a = it._a
+            dim += a.ndim if (a.dtype == _BOOL or a.dtype == _UINT8) else 1
+    return out, indices
+
+
+def _select_first(self: Tensor, i: int) -> Tensor:
+    a = self._a
+    if a.ndim:
         n = a.shape[0]
-        i = int(idx)
-        if not (-n <= i < n):
-            raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
-        return _select(self, 0, i)
-    view, advanced = _apply_basic(self, idx)
-    if not advanced:
+        if -n <= i < n:
+            return _select(self, 0, i)
+    elif i == 0:
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    _int_out_of_range(a, i, 0, 0)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def getitem(self: Tensor, idx):
+    if idx.__class__ is int:  # x[0]: the latency-critical case
+        a = self._a
+        if a.ndim and -a.shape[0] <= idx < a.shape[0]:
+            return _select(self, 0, idx)
+        return _select_first(self, idx)
+    if idx.__class__ is Tensor:
+        a = idx._a
+        if a.ndim and ((a.dtype == _INT64 and self._a.ndim) or (a.dtype == _BOOL and a.ndim <= self._a.ndim)):
+            return _index(self, [idx])  # x[index_tensor] / x[mask]: straight to aten::index
+    view, indices = _apply(self, idx)
+    if indices is None:
         return _alias(view) if view is self else view
-    return _index(view, _index_list(view, advanced))
+    return _index(view, indices)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+_TYPE_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
+              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
+
+
+def _tensor_type(t: Tensor) -> str:
+    name = _TYPE_NAME[t._a.dtype.name] + "Tensor"
+    return f"npusim.{name}" if t._device is CPU else f"npusim.{t._device.type}.{name}"
+
+
+def _value(self: Tensor, value):
+    """A Tensor value as it is; a number checked against self's dtype (kept as a NumPy scalar)."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, _NUMBER) or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+        return checked_scalar(value, self._a.dtype, check_reduced_float=False)
+    raise TypeError(f"can't assign a {_type_name(value)} to a {_tensor_type(self)}")
+
+
+def _strip_leading_ones(v: Tensor) -> Tensor:
+    shape = v._a.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return _view(v, shape[k:]) if k else v
+
+
+def _copy_to(dst: Tensor, v):
+    """torch's copy_to: fill with a number or 0-dim cpu tensor, else copy the value broadcast to dst."""
+    if not isinstance(v, Tensor):
+        _fill_(dst, v)
+        return
+    src = v._a
+    if src.shape == dst._a.shape:
+        _copy_(dst, v)
+    elif src.ndim == 0 and v._device is CPU:
+        _fill_tensor_(dst, v)
+    else:
+        _copy_(dst, _expand(_strip_leading_ones(v), dst._a.shape))
 
 
 def setitem(self: Tensor, idx, value):
-    view, advanced = _apply_basic(self, idx)
-    if not advanced:
-        if isinstance(value, Tensor):
-            _copy_(view, value)
-        elif isinstance(value, (bool, int, float, np.number)):
-            _fill_(view, value)
-        else:
-            from .factories import tensor as make_tensor
-            _copy_(view, make_tensor(value, dtype=self.dtype, device=self._device))
+    v = _value(self, value)
+    cls = idx.__class__
+    if cls is int:
+        _copy_to(_select_first(self, idx), v)
         return
-    if not isinstance(value, Tensor):
-        from .factories import tensor as make_tensor
-        value = make_tensor(value, dtype=self.dtype, device=self._device)
-    _index_put_(view, _index_list(view, advanced), value)
+    if idx is False:  # torch writes nothing and checks nothing
+        return
+    if idx is None or idx is True:
+        _copy_to(_unsqueeze(self, 0), v)
+        return
+    if idx is Ellipsis:
+        _copy_to(self, v)
+        return
+    view, indices = _apply(self, idx)
+    if indices is None:
+        _copy_to(view, v)
+        return
+    if isinstance(v, Tensor):
+        v = _strip_leading_ones(v)
+    else:
+        v = make(np.asarray(v, dtype=self._a.dtype), CPU)
+    _index_put_(view, indices, v)

@@ -1,0 +1,311 @@
+"""Array kernels for indexing: gather/scatter along a dim, index_select, masks,
+nonzero, and advanced indexing (torch's ``index`` / ``index_put``).
+
+Inputs arrive checked for dtype and shape by the caller; these functions check
+what only the data can tell (index values in range) and raise torch's errors.
+Everything is written against ``xp`` (NumPy or CuPy); writes with duplicate
+targets go through ``ufunc.at``, which applies them one after another as
+torch's CPU kernels do.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array_api import namespace_of
+
+_INT64 = np.dtype(np.int64)
+_UINT8 = np.dtype(np.uint8)
+_UNSIGNED = {np.dtype(np.int64): np.dtype(np.uint64), np.dtype(np.int32): np.dtype(np.uint32)}
+
+
+# --- index values ------------------------------------------------------------------
+
+def first_out_of_range(idx, size, allow_negative=True):
+    """The first value of ``idx`` outside [-size, size) (or [0, size)), or None when all fit."""
+    if idx.size == 0:
+        return None
+    if allow_negative:
+        if idx.min() >= -size and idx.max() < size:
+            return None
+        low = -size
+    else:
+        # seen as unsigned, negatives are huge: one reduction checks both ends
+        if idx.view(_UNSIGNED[idx.dtype]).max() < size:
+            return None
+        low = 0
+    xp = namespace_of(idx)
+    flat = idx.reshape(-1)
+    bad = (flat < low) | (flat >= size)
+    return int(flat[int(xp.argmax(bad))])
+
+
+def _check_dim_range(idx, size, dim):
+    """gather/scatter refuse negative indices, with a RuntimeError."""
+    bad = first_out_of_range(idx, size, allow_negative=False)
+    if bad is not None:
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _along_axis(xp, idx, dim):
+    """Fancy index addressing ``idx[i...]`` along ``dim`` and ``i`` elsewhere (broadcast, not materialised)."""
+    nd = idx.ndim
+    parts = []
+    for d, n in enumerate(idx.shape):
+        if d == dim:
+            parts.append(idx)
+        else:
+            shape = [1] * nd
+            shape[d] = n
+            parts.append(xp.arange(n).reshape(shape))
+    return tuple(parts)
+
+
+def _at_least_1d(a):
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+# --- gather / scatter -------------------------------------------------------------------
+
+def gather(a, dim, idx):
+    """out[i][j] = a[idx[i][j]][j] (for dim 0); the result has idx's shape."""
+    shape = idx.shape
+    if idx.size == 0:
+        return namespace_of(a).empty(shape, a.dtype)
+    a, idx = _at_least_1d(a), _at_least_1d(idx)
+    _check_dim_range(idx, a.shape[dim], dim)
+    # the other dims address only their leading idx.shape[d] entries, as torch reads them
+    r = a[_along_axis(namespace_of(a), idx, dim)]
+    return r if r.shape == shape else r.reshape(shape)
+
+
+def scatter_(a, dim, idx, src, reduce=None):
+    """Write ``src`` (an array shaped at least like idx, or a scalar) into ``a`` at idx along dim.
+
+    ``reduce`` is None (last write wins), "add" or "multiply" (duplicates combine in order).
+    """
+    if idx.size == 0:
+        return a
+    xp = namespace_of(a)
+    a, idx = _at_least_1d(a), _at_least_1d(idx)
+    _check_dim_range(idx, a.shape[dim], dim)
+    if not isinstance(src, (np.generic, int, float, bool)):
+        src = _at_least_1d(src)[tuple(slice(0, n) for n in idx.shape)]
+    target = _along_axis(xp, idx, dim)
+    if reduce is None:
+        a[target] = src
+    else:
+        ufunc_at(xp.add if reduce == "add" else xp.multiply, a, target, src)
+    return a
+
+
+def ufunc_at(ufunc, a, target, values):
+    """``ufunc.at``: apply every (target, value) pair in order, duplicates included."""
+    xp = namespace_of(a)
+    if xp is np or ufunc is xp.add:
+        ufunc.at(a, target, values)
+    else:
+        ufunc_at_in_rounds(ufunc, a, target, values)
+
+
+def ufunc_at_in_rounds(ufunc, a, target, values):
+    """``ufunc.at`` for array modules without it (CuPy's multiply): duplicates are applied in
+    rounds, each round touching a target at most once, so fancy assignment is exact."""
+    xp = namespace_of(a)
+    full = xp.broadcast_arrays(*target)
+    coords_shape = full[0].shape
+    coords = [c.reshape(-1) for c in full]
+    n = coords[0].size
+    if n == 0:
+        return
+    vals = xp.broadcast_to(xp.asarray(values), coords_shape).reshape(-1)
+    flat = xp.ravel_multi_index(coords, a.shape)
+    order = xp.argsort(flat, kind="stable")
+    ordered = flat[order]
+    # rank of each pair among the pairs with the same target, in index order
+    rank = xp.empty(n, _INT64)
+    rank[order] = xp.arange(n) - xp.searchsorted(ordered, ordered, side="left")
+    for r in range(int(rank.max()) + 1):
+        sel = rank == r
+        t = tuple(c[sel] for c in coords)
+        a[t] = ufunc(a[t], vals[sel])
+
+
+# --- index_select / masked_select / nonzero ---------------------------------------------------
+
+def index_select(a, dim, idx):
+    """Entries of ``a`` along ``dim`` at the positions of the 1-D (or 0-dim) ``idx``."""
+    xp = namespace_of(a)
+    idx = idx.reshape(-1)
+    size = a.shape[dim] if a.ndim else 1
+    if first_out_of_range(idx, size, allow_negative=False) is not None:
+        raise IndexError("index out of range in self")
+    if a.ndim == 0:
+        return a.copy()
+    return xp.take(a, idx, axis=dim)
+
+
+def masked_select(a, mask, shape):
+    """The entries of ``a`` where ``mask`` is True, both broadcast to ``shape``, as a 1-D array."""
+    xp = namespace_of(a)
+    return xp.broadcast_to(a, shape)[xp.broadcast_to(mask, shape)]
+
+
+def nonzero(a):
+    """Coordinates of the non-zero entries, shape (n, a.ndim), int64."""
+    xp = namespace_of(a)
+    return xp.argwhere(a).astype(_INT64, copy=False)
+
+
+def masked_fill_(a, mask, value):
+    """a[mask] = value, with ``mask`` broadcast to ``a``'s shape."""
+    namespace_of(a).copyto(a, value, where=mask)
+    return a
+
+
+# --- advanced indexing (aten::index / aten::index_put_) ----------------------------------------
+
+def is_mask(idx) -> bool:
+    return idx.dtype.kind == "b" or idx.dtype == _UINT8
+
+
+def expand_indices(a, indices):
+    """torch's expandTensors: each k-dim mask becomes the k coordinate arrays of its True entries.
+
+    ``indices`` holds None (a whole dim) or integer / mask arrays, one per leading dim of ``a``.
+    A 0-dim mask adds a dim of size 1 to ``a`` and keeps it (True) or empties it (False), as a
+    Python bool index does. Returns (a, entries) with entries None or integer arrays.
+    """
+    xp = namespace_of(a)
+    entries = []
+    for idx in indices:
+        if idx is None or not is_mask(idx):
+            entries.append(idx)
+            continue
+        pos = len(entries)
+        if idx.ndim == 0:
+            a = xp.expand_dims(a, pos)
+            entries.append(xp.arange(1 if bool(idx) else 0))
+            continue
+        check_mask_shape(a, idx, pos)
+        entries.extend(xp.nonzero(idx))
+    return a, entries
+
+
+def check_mask_shape(a, mask, pos=0):
+    """A mask addresses dims pos.. of ``a`` and must match their sizes."""
+    if pos + mask.ndim > a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {a.ndim} (got {pos + mask.ndim})")
+    for j, n in enumerate(mask.shape):
+        if n != a.shape[pos + j]:
+            raise IndexError(f"The shape of the mask {list(mask.shape)} at index {j} does not match the shape "
+                             f"of the indexed tensor {list(a.shape)} at index {pos + j}")
+
+
+def take_mask(a, mask):
+    """a[mask] for a bool mask over the leading dims of ``a`` (the common x[x > 0])."""
+    check_mask_shape(a, mask)
+    return a[mask]
+
+
+def index_plan(shape, entries):
+    """(fancy index, result shape) for ``entries``; raises torch's error when they do not broadcast."""
+    arrays = [e for e in entries if e is not None]
+    if len(arrays) == 1:
+        bshape = arrays[0].shape
+    else:
+        try:
+            bshape = np.broadcast_shapes(*(e.shape for e in arrays))
+        except ValueError:
+            raise IndexError("shape mismatch: indexing tensors could not be broadcast together with shapes "
+                             + ", ".join(str(list(e.shape)) for e in arrays)) from None
+    positions = [i for i, e in enumerate(entries) if e is not None]
+    if not positions:
+        return None, tuple(shape)
+    if 0 not in bshape and any(shape[i] == 0 for i in positions):
+        raise IndexError("index is out of bounds for dimension with size 0")  # no index fits an empty dim
+    first, last = positions[0], positions[-1]
+    if last - first + 1 == len(positions):  # adjacent: the indexed dims are replaced in place
+        rshape = tuple(shape[:first]) + bshape + tuple(shape[last + 1:])
+    else:  # separated: the indexed dims go first
+        rshape = bshape + tuple(n for i, n in enumerate(shape) if i not in positions)
+    while entries and entries[-1] is None:
+        entries = entries[:-1]
+    return tuple(slice(None) if e is None else e for e in entries), rshape
+
+
+def _check_index_ranges(shape, target):
+    """Raise torch's IndexError for the first result element (C order) with an index out of range;
+    "dimension k" names the k-th index array."""
+    arrays = [(shape[d], e) for d, e in enumerate(target) if e.__class__ is not slice]
+    bad = [k for k, (size, e) in enumerate(arrays) if first_out_of_range(e, size) is not None]
+    if not bad:
+        return
+    k, value = bad[0], first_out_of_range(arrays[bad[0]][1], arrays[bad[0]][0])
+    if len(bad) > 1:
+        xp = namespace_of(arrays[0][1])
+        full = xp.broadcast_arrays(*(e for _, e in arrays))
+        outside = [(full[j] < -arrays[j][0]) | (full[j] >= arrays[j][0]) for j in bad]
+        pos = int(xp.argmax(xp.logical_or.reduce(outside).reshape(-1)))
+        k = next(j for j, o in zip(bad, outside) if bool(o.reshape(-1)[pos]))
+        value = int(full[k].reshape(-1)[pos])
+    size = arrays[k][0]
+    if size == 0:
+        raise IndexError("index is out of bounds for dimension with size 0")
+    raise IndexError(f"index {value} is out of bounds for dimension {k} with size {size}")
+
+
+def take_index(a, target, rshape):
+    """a[target] as a fresh array (``target`` and ``rshape`` from index_plan; None copies ``a``)."""
+    if target is None:
+        return a.copy()
+    xp = namespace_of(a)
+    if 0 in rshape:  # nothing is read, so nothing is checked (as in torch)
+        return xp.empty(rshape, a.dtype)
+    if xp is not np:  # CuPy wraps out-of-range indices silently
+        _check_index_ranges(a.shape, target)
+    arrays = [e for e in target if e.__class__ is not slice]
+    try:
+        if len(arrays) == 1 and arrays[0].ndim:
+            # a single index array: take is the fast gather and places the result dims the same way
+            return xp.take(a, arrays[0], axis=len(target) - 1)
+        r = a[target]
+    except IndexError:
+        _check_index_ranges(a.shape, target)  # NumPy refused an index: raise torch's message
+        raise
+    if not any(e.ndim for e in arrays):  # 0-dim arrays index like ints: NumPy hands back a view or a scalar
+        r = xp.array(r, copy=True)
+    return r
+
+
+def put_index(a, target, rshape, values, accumulate):
+    """a[target] = values (last write wins) or += values (duplicates accumulate), in place."""
+    if target is None:
+        if accumulate:
+            a += values
+        else:
+            a[...] = values
+        return a
+    if 0 in rshape:
+        return a
+    xp = namespace_of(a)
+    if xp is not np:
+        _check_index_ranges(a.shape, target)
+    try:
+        if accumulate:
+            ufunc_at(xp.add, a, target, values)
+        else:
+            a[target] = values
+    except IndexError:
+        _check_index_ranges(a.shape, target)
+        raise
+    return a
+
+
+def is_expandable_to(shape, target) -> bool:
+    """torch's is_expandable_to: ``shape`` broadcasts to ``target`` without growing ``target``."""
+    if len(shape) > len(target):
+        return False
+    for s, t in zip(reversed(shape), reversed(target)):
+        if s != t and s != 1:
+            return False
+    return True
