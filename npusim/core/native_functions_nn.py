@@ -75,6 +75,45 @@ smooth_l1_loss(Tensor self, Tensor target, int reduction=1, float beta=1.) -> Te
 softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
 threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
+threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
+hardswish_(Tensor(a!) self) -> Tensor(a!)
+mish_(Tensor(a!) self) -> Tensor(a!)
+relu6_(Tensor(a!) self) -> Tensor(a!)
+celu(Tensor self, Scalar alpha=1.) -> Tensor
+celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)
+nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
+embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
+replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
+replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
+replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
+replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
+replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
+_pad_circular(Tensor self, SymInt[] pad) -> Tensor
+dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
+alpha_dropout(Tensor input, float p, bool train) -> Tensor
+alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
+feature_dropout(Tensor input, float p, bool train) -> Tensor
+feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
+feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor
+feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
 upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor
+conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor
+max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
+avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
+_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
+upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
+upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 """

@@ -1,0 +1,503 @@
+"""Tensor-level kernels of the loss functions, distances and the small fused products.
+
+``reduction`` is torch's enum (0 none, 1 mean, 2 sum). The negative
+log-likelihood works on (N, C) scores; ``nll_loss_nd`` and
+``cross_entropy_loss`` decompose into dispatched ops (log_softmax,
+nll_loss_forward, reshapes), as torch's CompositeImplicitAutograd kernels do,
+so autograd sees each step. Errors are checked in torch's order.
+
+Also here, as the pieces losses and optimizers are built from: the fused
+pointwise ``addcmul`` / ``addcdiv`` (one pass, no intermediate tensors) and
+the compositions ``addr``, ``addbmm``, ``cross``, ``tensordot``, ``cdist``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..core import dtype as D
+from ..core.ops_namespace import aten
+from ..core.tensor import Tensor, _wrap_dim
+from ..kernels import loss as K
+from . import common as C
+
+FROM_NP = C.FROM_NP
+_TARGET_TYPES = (np.dtype(np.int64), np.dtype(np.uint8))
+
+
+def _is_float_dtype(dt) -> bool:
+    return dt.kind == "f" or dt == C.BFLOAT16
+
+
+def _same_device(first: Tensor, *others):
+    dev = first._device
+    for t in others:
+        if isinstance(t, Tensor) and t._device is not dev:
+            C.raise_device_mismatch(dev, t._device)
+    return dev
+
+
+# --- negative log-likelihood -----------------------------------------------------------------------------
+
+def _check_nll(self, target, weight):
+    """torch's checks of nll_loss_forward, in its order."""
+    if not 1 <= self.dim() <= 2:
+        raise RuntimeError("input tensor should be 1D or 2D")
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target._a.dtype not in _TARGET_TYPES:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {C.tname(target._a.dtype)}")
+    if self.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    if self.dim() == 2 and self.shape[0] != target.shape[0]:
+        raise RuntimeError(f"size mismatch (got input: {list(self.shape)}, target: {list(target.shape)})")
+    n_classes = self.shape[-1]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if not _is_float_dtype(self._a.dtype):
+        raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{C.tname(self._a.dtype)}'")
+    if weight is not None and weight._a.dtype != self._a.dtype:
+        raise RuntimeError(f"expected scalar type {C.tname(self._a.dtype)} but found {C.tname(weight._a.dtype)}")
+    return _same_device(self, target, weight)
+
+
+def _rows(self, target):
+    """Scores as (N, C) and targets as (N,): a 1-D input is one sample."""
+    a, t = self._a, target._a
+    return (a.reshape(1, -1), t.reshape(1)) if a.ndim == 1 else (a, t)
+
+
+def nll_loss_forward(self, target, weight, reduction, ignore_index):
+    dev = _check_nll(self, target, weight)
+    a, t = _rows(self, target)
+    out, total = K.nll_loss_forward(a, t, None if weight is None else weight._a, reduction, ignore_index)
+    if reduction == K.NONE:
+        if self.dim() == 1:
+            out = out.reshape(())
+        else:
+            total = total * 0   # torch leaves the total at zero when it does not reduce
+    return C.make(out, dev), C.make(total, dev)
+
+
+def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
+    dev = _same_device(self, grad_output, target, weight, total_weight)
+    a, t = _rows(self, target)
+    g = grad_output._a
+    if reduction == K.NONE and self.dim() == 1:
+        g = g.reshape(1)
+    r = K.nll_loss_backward(g, a, t, None if weight is None else weight._a, reduction, ignore_index, total_weight._a)
+    return C.make(r.reshape(self._a.shape), dev)
+
+
+def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    return aten.nll_loss_forward.default(self, target, weight, reduction, ignore_index)[0]
+
+
+def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+    """nll_loss for any rank: (N, C, d1, d2, ...) scores flatten to (N * d1 * d2..., C) rows."""
+    if self.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {self.dim()})")
+    if self.dim() != 1 and self.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({self.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if self.dim() <= 2:
+        return aten.nll_loss.default(self, target, weight, reduction, ignore_index)
+    n, c = self.shape[0], self.shape[1]
+    spatial = list(self.shape[2:])
+    if self.dim() == 4 and (target.dim() != 3 or list(target.shape[1:]) != spatial):
+        raise RuntimeError(f"size mismatch (got input: {list(self.shape)} , target: {list(target.shape)}")
+    if list(target.shape[1:]) != spatial:
+        raise RuntimeError(f"Expected target size {[n] + spatial}, got {list(target.shape)}")
+    if target._a.dtype not in _TARGET_TYPES:
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {C.tname(target._a.dtype)}")
+    if weight is not None and (weight.dim() != 1 or weight.numel() != c):
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    # class dim last, then one row per position
+    order = [0] + list(range(2, self.dim())) + [1]
+    rows = aten.reshape.default(aten.permute.default(self, order), [-1, c])
+    out = aten.nll_loss.default(rows, aten.reshape.default(target, [-1]), weight, reduction, ignore_index)
+    return aten.reshape.default(out, [n] + spatial) if reduction == K.NONE else out
+
+
+# --- cross-entropy -----------------------------------------------------------------------------------------
+
+def _class_weight_view(weight, ndim, class_dim):
+    shape = [1] * ndim
+    shape[class_dim] = weight.shape[0]
+    return aten.reshape.default(weight, shape)
+
+
+def _cross_entropy_probs(self, target, weight, reduction, label_smoothing):
+    class_dim = 0 if self.dim() == 1 else 1
+    n_classes = self.shape[class_dim]
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"cross_entropy: weight tensor should be defined either for all {n_classes} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    if label_smoothing > 0:
+        target = aten.add.Scalar(aten.mul.Scalar(target, 1 - label_smoothing), label_smoothing / n_classes)
+    logp = aten.log_softmax.int(self, class_dim, self.dtype)
+    if weight is not None:
+        logp = aten.mul.Tensor(logp, _class_weight_view(weight, self.dim(), class_dim))
+    prod = aten.mul.Tensor(logp, target)
+    if reduction == K.NONE:
+        return aten.neg.default(aten.sum.dim_IntList(prod, [class_dim]))
+    total = aten.neg.default(aten.sum.default(prod))
+    if reduction == K.SUM:
+        return total
+    # mean over the samples (and positions), not over the classes
+    return aten.div.Scalar(total, self.numel() / n_classes if self.numel() else 0.0)
+
+
+def _cross_entropy_smoothed(self, target, weight, reduction, ignore_index, label_smoothing):
+    class_dim = 0 if self.dim() == 1 else 1
+    n_classes = self.shape[class_dim]
+    logp = aten.log_softmax.int(self, class_dim, self.dtype)
+    nll = aten.nll_loss_nd.default(logp, target, weight, reduction, ignore_index)
+    ignored = aten.eq.Scalar(target, ignore_index)
+    if weight is not None:
+        smooth = aten.neg.default(aten.sum.dim_IntList(
+            aten.mul.Tensor(logp, _class_weight_view(weight, self.dim(), class_dim)), [class_dim]))
+    else:
+        smooth = aten.neg.default(aten.sum.dim_IntList(logp, [class_dim]))
+    smooth = aten.masked_fill.Scalar(smooth, ignored, 0.0)
+    if reduction == K.MEAN:
+        kept = aten.logical_not.default(ignored)
+        if weight is not None:
+            # normalised by the weights of the counted targets, as nll_loss's mean is
+            safe_target = aten.masked_fill.Scalar(target, ignored, 0)
+            picked = aten.embedding.default(aten.reshape.default(aten.detach.default(weight), [-1, 1]), safe_target)
+            denom = aten.sum.default(aten.masked_fill.Scalar(aten.reshape.default(picked, list(target.shape)),
+                                                             ignored, 0.0))
+        else:
+            denom = aten.sum.default(kept)
+        smooth = aten.div.Tensor(aten.sum.default(smooth), denom)
+    elif reduction == K.SUM:
+        smooth = aten.sum.default(smooth)
+    return aten.add.Tensor(aten.mul.Scalar(nll, 1 - label_smoothing),
+                           aten.mul.Scalar(smooth, label_smoothing / n_classes))
+
+
+def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
+    """log_softmax over the class dim (0 for a 1-D input, else 1), then nll_loss — or, for a target
+    shaped like the input, the cross-entropy against class probabilities."""
+    if tuple(self.shape) == tuple(target.shape):
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
+                               f"{C.tname(target._a.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if label_smoothing > 1:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _cross_entropy_probs(self, target, weight, reduction, label_smoothing)
+    if label_smoothing > 0:
+        if label_smoothing > 1:
+            raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        return _cross_entropy_smoothed(self, target, weight, reduction, ignore_index, label_smoothing)
+    class_dim = 0 if self.dim() == 1 else 1
+    return aten.nll_loss_nd.default(aten.log_softmax.int(self, class_dim, self.dtype), target, weight, reduction,
+                                    ignore_index)
+
+
+# --- pointwise losses --------------------------------------------------------------------------------------
+
+def _pair(self, target, kernel_name, *, allow_int=False):
+    """(x, t, result dtype, device) of a pointwise loss; ints only where the loss allows them."""
+    dev = C.common_device(self, target)
+    C.check_devices(dev, self, target)
+    dt = C.result_type(self, target)
+    if not dt.is_floating_point and not allow_int:
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{C.TORCH_NAME[dt]}'")
+    x = C.array_operand(self, dt.np, dev)
+    t = C.array_operand(target, dt.np, dev)
+    C.broadcast_shapes(x.shape, t.shape)
+    return x, t, dt, dev
+
+
+def _finish(loss, reduction, dt, dev):
+    return C.wrap(K.reduce(loss, reduction, dt.np), dev)
+
+
+def mse_loss(self, target, reduction=1):
+    x, t, dt, dev = _pair(self, target, "mse_cpu")
+    return _finish(K.mse(x, t), reduction, dt, dev)
+
+
+def l1_loss(self, target, reduction=1):
+    x, t, dt, dev = _pair(self, target, "abs_cpu", allow_int=True)
+    if reduction == K.MEAN and not dt.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either a floating point or "
+                           f"complex dtype. Got: {C.TORCH_NAME[dt]}")
+    return _finish(K.l1(x, t), reduction, dt, dev)
+
+
+def smooth_l1_loss(self, target, reduction=1, beta=1.0):
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    x, t, dt, dev = _pair(self, target, "smooth_l1_cpu")
+    return _finish(K.smooth_l1(x, t, float(beta)), reduction, dt, dev)
+
+
+def huber_loss(self, target, reduction=1, delta=1.0):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    x, t, dt, dev = _pair(self, target, "huber_cpu")
+    return _finish(K.huber(x, t, float(delta)), reduction, dt, dev)
+
+
+def binary_cross_entropy(self, target, weight=None, reduction=1):
+    dev = _same_device(self, target, weight)
+    x = self._a
+    for other in (target, weight):
+        if other is not None and other._a.dtype != x.dtype:
+            raise RuntimeError(f"Found dtype {C.tname(other._a.dtype)} but expected {C.tname(x.dtype)}")
+    if not _is_float_dtype(x.dtype):
+        raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{C.tname(x.dtype)}'")
+    shapes = [x.shape, target._a.shape] + ([] if weight is None else [weight._a.shape])
+    C.broadcast_shapes(*shapes)
+    loss = K.binary_cross_entropy(x, target._a, None if weight is None else weight._a)
+    return _finish(loss, reduction, FROM_NP[x.dtype], dev)
+
+
+def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
+    """The result takes the target's dtype, as torch's in-place formula gives it."""
+    dev = _same_device(self, target, weight, pos_weight)
+    out_dt = FROM_NP[target._a.dtype]
+    dt = C.result_type(self, target)
+    if not D.can_cast(dt, out_dt):
+        raise RuntimeError(f"result type {C.TORCH_NAME[dt]} can't be cast to the desired output type "
+                           f"{C.TORCH_NAME[out_dt]}")
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{C.TORCH_NAME[dt]}'")
+    shape = C.broadcast_shapes(self._a.shape, target._a.shape)
+    if pos_weight is not None:
+        C.broadcast_shapes(pos_weight._a.shape, target._a.shape)
+    if weight is not None:
+        C.broadcast_shapes(shape, weight._a.shape)
+    x = C.array_operand(self, dt.np, dev)
+    t = C.array_operand(target, dt.np, dev)
+    loss = K.binary_cross_entropy_with_logits(x, t, None if weight is None else weight._a,
+                                              None if pos_weight is None else pos_weight._a)
+    return _finish(loss, reduction, out_dt, dev)
+
+
+def kl_div(self, target, reduction=1, log_target=False):
+    """target * (log(target) - input), 0 where target is 0; with log_target, exp(target) * (target - input)."""
+    if log_target:
+        loss = aten.mul.Tensor(aten.exp.default(target), aten.sub.Tensor(target, self))
+    else:
+        positive = aten.gt.Scalar(target, 0)
+        safe = aten.where.self(positive, target, aten.ones_like.default(target))
+        loss = aten.sub.Tensor(aten.mul.Tensor(target, aten.log.default(safe)), aten.mul.Tensor(target, self))
+    if reduction == K.MEAN:
+        return aten.mean.default(loss)
+    if reduction == K.SUM:
+        return aten.sum.default(loss)
+    return loss
+
+
+# --- distances ----------------------------------------------------------------------------------------------
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / |x1| * x2 / |x2|) over ``dim``; the norms are clamped below at ``eps``."""
+    dt = C.result_type(x1, x2)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {C.TORCH_NAME[dt]}")
+    shape = list(C.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    if x1.dtype is not dt:
+        x1 = aten._to_copy.default(x1, dtype=dt)
+    if x2.dtype is not dt:
+        x2 = aten._to_copy.default(x2, dtype=dt)
+    if list(x1.shape) != shape:
+        x1 = aten.expand.default(x1, shape)
+    if list(x2.shape) != shape:
+        x2 = aten.expand.default(x2, shape)
+    d = _wrap_dim(dim, len(shape))
+    n1 = aten.clamp_min.default(aten.norm.ScalarOpt_dim(x1, 2, [d], True), eps)
+    n2 = aten.clamp_min.default(aten.norm.ScalarOpt_dim(x2, 2, [d], True), eps)
+    return aten.sum.dim_IntList(aten.mul.Tensor(aten.div.Tensor(x1, n1), aten.div.Tensor(x2, n2)), [d])
+
+
+# --- fused pointwise products -----------------------------------------------------------------------------
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "npusim.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+
+
+def _addc(self, tensor1, tensor2, value, divide):
+    """(result array, result dtype, device) of self + value * tensor1 (* or /) tensor2."""
+    if divide and not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    dev = C.common_device(self, tensor1, tensor2)
+    C.check_devices(dev, self, tensor1, tensor2)
+    dt = C.result_type(self, tensor1, tensor2)
+    C.broadcast_shapes(self._a.shape, tensor1._a.shape, tensor2._a.shape)
+    cd = D.float32 if dt in (D.float16, D.bfloat16) else dt   # 16-bit floats compute in float32
+    v = C.checked_scalar(value, cd.np)
+    a, b, c = (C.array_operand(t, cd.np, dev) for t in (self, tensor1, tensor2))
+    r = np.true_divide(b, c) if divide else np.multiply(b, c)
+    if v != 1:
+        r = np.multiply(r, v)
+    r = np.add(a, r)
+    return (r if cd is dt else r.astype(dt.np)), dt, dev
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    r, _, dev = _addc(self, tensor1, tensor2, value, False)
+    return C.wrap(r, dev)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    r, dt, _ = _addc(self, tensor1, tensor2, value, False)
+    return C.finish_inplace(self, r, dt)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    r, _, dev = _addc(self, tensor1, tensor2, value, True)
+    return C.wrap(r, dev)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    r, dt, _ = _addc(self, tensor1, tensor2, value, True)
+    return C.finish_inplace(self, r, dt)
+
+
+# --- product compositions -----------------------------------------------------------------------------------
+
+def _check_integral_coefficient(dt, name, v):
+    if not dt.is_floating_point and isinstance(v, float):
+        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
+
+
+def _beta_self_plus(self, product, beta, alpha, shape):
+    """beta * self (broadcast to ``shape``) + alpha * product; beta 0 ignores self, NaN included."""
+    dt = C.result_type(self, product)
+    _check_integral_coefficient(dt, "beta", beta)
+    _check_integral_coefficient(dt, "alpha", alpha)
+    if beta == 0:
+        return aten.mul.Scalar(product, alpha) if alpha != 1 else aten.clone.default(product)
+    base = aten.expand.default(self, shape) if list(self.shape) != shape else self
+    if beta != 1:
+        base = aten.mul.Scalar(base, beta)
+    return aten.add.Tensor(base, product, alpha=alpha)
+
+
+def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    """beta * self + alpha * outer(vec1, vec2)."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.dim() != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
+    return _beta_self_plus(self, aten.outer.default(vec1, vec2), beta, alpha, [vec1.shape[0], vec2.shape[0]])
+
+
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """beta * self + alpha * sum over the batch of batch1[b] @ batch2[b]."""
+    for name, b in (("batch1", batch1), ("batch2", batch2)):
+        if b.dim() != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
+                           f"{batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
+                           f"{batch2.shape[1]}x{batch2.shape[2]})")
+    product = aten.sum.dim_IntList(aten.bmm.default(batch1, batch2), [0])
+    return _beta_self_plus(self, product, beta, alpha, [batch1.shape[1], batch2.shape[2]])
+
+
+_CROSS_DIM_WARNED = []
+
+
+def cross(self, other, dim=None):
+    """The cross product along a dim of length 3 (by default, the first such dim, as torch.cross)."""
+    ndim = max(self.dim(), other.dim())
+    shape = C.broadcast_shapes(tuple(self.shape), tuple(other.shape))
+    if dim is None:
+        if not _CROSS_DIM_WARNED:
+            _CROSS_DIM_WARNED.append(True)
+            warnings.warn("Using npusim.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+                          "dim explicitly or simply use npusim.linalg.cross.\nThe default value of dim will change to "
+                          "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        dim = next((i for i, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = _wrap_dim(dim, ndim)
+    a_len = self.shape[d - ndim + self.dim()] if d - ndim + self.dim() >= 0 else 1
+    b_len = other.shape[d - ndim + other.dim()] if d - ndim + other.dim() >= 0 else 1
+    if a_len != 3 or b_len != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {a_len} and {b_len}")
+
+    def part(t, i):
+        return aten.narrow.default(t, d - ndim + t.dim(), i, 1)
+
+    a0, a1, a2 = (part(self, i) for i in range(3))
+    b0, b1, b2 = (part(other, i) for i in range(3))
+    sub, mul = aten.sub.Tensor, aten.mul.Tensor
+    return aten.cat.default([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                             sub(mul(a0, b1), mul(a1, b0))], d)
+
+
+def tensordot(self, other, dims_self, dims_other):
+    """Contract dims_self of self with dims_other of other (a permute, reshape and one matrix product)."""
+    if len(dims_self) != len(dims_other):
+        raise RuntimeError("both dimension lists should have same length")
+    if self.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    ds = [_wrap_dim(d, self.dim()) for d in dims_self]
+    do = [_wrap_dim(d, other.dim()) for d in dims_other]
+    for a, b in zip(ds, do):
+        if self.shape[a] != other.shape[b]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {self.shape[a]} in dim {a} "
+                               f"and second has size {other.shape[b]} in dim {b}")
+    free_s = [d for d in range(self.dim()) if d not in ds]
+    free_o = [d for d in range(other.dim()) if d not in do]
+    k = 1
+    for d in ds:
+        k *= self.shape[d]
+    left = aten.reshape.default(aten.permute.default(self, free_s + ds), [-1, k])
+    right = aten.reshape.default(aten.permute.default(other, do + free_o), [k, -1])
+    out_shape = [self.shape[d] for d in free_s] + [other.shape[d] for d in free_o]
+    return aten.reshape.default(aten.mm.default(left, right), out_shape)
+
+
+# --- distances ------------------------------------------------------------------------------------------------
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M)."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {C.tname(x._a.dtype)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = aten.sub.Tensor(aten.unsqueeze.default(x1, -2), aten.unsqueeze.default(x2, -3))
+    return aten.norm.ScalarOpt_dim(diff, p, [-1], False)
+
+
+def dist(self, other, p=2):
+    return aten.norm.Scalar(aten.sub.Tensor(self, other), p)
+
+
+KERNELS = {
+    "nll_loss_forward": nll_loss_forward, "nll_loss_backward": nll_loss_backward,
+    "mse_loss": mse_loss, "l1_loss": l1_loss, "smooth_l1_loss": smooth_l1_loss, "huber_loss": huber_loss,
+    "binary_cross_entropy": binary_cross_entropy,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "addcmul": addcmul, "addcmul_": addcmul_, "addcdiv": addcdiv, "addcdiv_": addcdiv_,
+}
+
+# Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
+COMPOSITE_IMPLICIT = {
+    "nll_loss": nll_loss, "nll_loss_nd": nll_loss_nd, "cross_entropy_loss": cross_entropy_loss,
+    "kl_div": kl_div, "cosine_similarity": cosine_similarity, "addr": addr, "addbmm": addbmm, "cross": cross,
+    "tensordot": tensordot, "cdist": cdist, "dist": dist,
+}

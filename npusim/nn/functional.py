@@ -1,0 +1,591 @@
+"""``npusim.nn.functional``: torch.nn.functional's activations, layers and losses.
+
+Each function has torch's signature and argument checks and calls the aten
+operator torch calls; reduction strings ('none', 'mean', 'sum') become aten's
+enum here. Gradients come from the operators' derivative formulas (or their
+decompositions), so every function works under autograd on any device.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ..core.autograd.grad_mode import no_grad
+from ..core.ops_namespace import aten
+from ..core.tensor import Tensor
+
+__all__ = [
+    "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
+    "hardsigmoid", "hardswish", "leaky_relu", "leaky_relu_", "softplus", "logsigmoid", "threshold", "threshold_",
+    "glu", "prelu", "tanh", "sigmoid", "softsign", "tanhshrink", "softmax", "log_softmax", "softmin", "one_hot",
+    "embedding", "linear", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
+    "dropout3d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity", "normalize",
+    "scaled_dot_product_attention",
+]
+
+
+# --- argument helpers ----------------------------------------------------------------------------------
+
+def _check_tensor(x, fname, argname="input", pos=1):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_enum(reduction) -> int:
+    try:
+        return _REDUCTIONS[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _legacy_reduction(size_average, reduce, emit_warning=True) -> str:
+    """torch's mapping of the deprecated size_average / reduce flags to a reduction string."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                      stacklevel=3)
+    return ret
+
+
+def _resolve_reduction(size_average, reduce, reduction) -> str:
+    if size_average is not None or reduce is not None:
+        return _legacy_reduction(size_average, reduce)
+    return reduction
+
+
+def _broadcast_shape(a, b):
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return out
+
+
+def _expand_pair(input, target):
+    shape = _broadcast_shape(input.shape, target.shape)
+    if list(input.shape) != shape:
+        input = aten.expand.default(input, shape)
+    if list(target.shape) != shape:
+        target = aten.expand.default(target, shape)
+    return input, target
+
+
+def _warn_target_size(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
+
+def _no_grad_arg(t, argname, fname):
+    if t is not None and t.requires_grad:
+        raise RuntimeError(f"The function '{fname}' is not differentiable with respect to argument '{argname}'. "
+                           "This input cannot have requires_grad True.")
+
+
+# --- activations -------------------------------------------------------------------------------------------
+
+def relu(input, inplace=False):
+    _check_tensor(input, "relu")
+    return aten.relu_.default(input) if inplace else aten.relu.default(input)
+
+
+def relu_(input):
+    _check_tensor(input, "relu_")
+    return aten.relu_.default(input)
+
+
+def relu6(input, inplace=False):
+    _check_tensor(input, "relu6")
+    return aten.relu6_.default(input) if inplace else aten.relu6.default(input)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    _check_tensor(input, "elu")
+    return aten.elu_.default(input, alpha) if inplace else aten.elu.default(input, alpha)
+
+
+def elu_(input, alpha=1.0):
+    _check_tensor(input, "elu_")
+    return aten.elu_.default(input, alpha)
+
+
+def selu(input, inplace=False):
+    _check_tensor(input, "selu")
+    return aten.selu_.default(input) if inplace else aten.selu.default(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    _check_tensor(input, "celu")
+    return aten.celu_.default(input, alpha) if inplace else aten.celu.default(input, alpha)
+
+
+def gelu(input, approximate="none"):
+    _check_tensor(input, "gelu")
+    return aten.gelu.default(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    _check_tensor(input, "silu")
+    return aten.silu_.default(input) if inplace else aten.silu.default(input)
+
+
+def mish(input, inplace=False):
+    _check_tensor(input, "mish")
+    return aten.mish_.default(input) if inplace else aten.mish.default(input)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    _check_tensor(input, "hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    op = aten.hardtanh_.default if inplace else aten.hardtanh.default
+    return op(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def hardsigmoid(input, inplace=False):
+    _check_tensor(input, "hardsigmoid")
+    return aten.hardsigmoid_.default(input) if inplace else aten.hardsigmoid.default(input)
+
+
+def hardswish(input, inplace=False):
+    _check_tensor(input, "hardswish")
+    return aten.hardswish_.default(input) if inplace else aten.hardswish.default(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    _check_tensor(input, "leaky_relu")
+    op = aten.leaky_relu_.default if inplace else aten.leaky_relu.default
+    return op(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    _check_tensor(input, "softplus")
+    return aten.softplus.default(input, beta, threshold)
+
+
+def logsigmoid(input):
+    _check_tensor(input, "log_sigmoid")
+    return aten.log_sigmoid.default(input)
+
+
+def _threshold(input, threshold, value, inplace):
+    _check_tensor(input, "threshold")
+    op = aten.threshold_.default if inplace else aten.threshold.default
+    return op(input, threshold, value)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``value`` where input <= threshold, input elsewhere."""
+    return _threshold(input, threshold, value, inplace)
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, True)
+
+
+def glu(input, dim=-1):
+    _check_tensor(input, "glu")
+    return aten.glu.default(input, dim)
+
+
+def prelu(input, weight):
+    _check_tensor(input, "prelu")
+    _check_tensor(weight, "prelu", "weight", 2)
+    return aten.prelu.default(input, weight)
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def softsign(input):
+    return aten.div.Tensor(input, aten.add.Scalar(aten.abs.default(input), 1))
+
+
+def tanhshrink(input):
+    return aten.sub.Tensor(input, aten.tanh.default(input))
+
+
+# --- softmax family -------------------------------------------------------------------------------------
+
+def _softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as "
+                  f"an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return aten.softmax.int(input, dim, dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return aten.log_softmax.int(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return aten.softmax.int(aten.neg.default(input), dim, dtype)
+
+
+# --- one-hot, embedding, linear -----------------------------------------------------------------------------
+
+def one_hot(tensor, num_classes=-1):
+    _check_tensor(tensor, "one_hot")
+    return aten.one_hot.default(tensor, num_classes)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` picked by the indices in ``input``; the ``padding_idx`` row gets no gradient."""
+    _check_tensor(weight, "embedding", "weight", 1)
+    _check_tensor(input, "embedding", "indices", 2)
+    if sparse:
+        raise NotImplementedError("embedding(sparse=True): npusim has no sparse tensors; use sparse=False for "
+                                  "a dense gradient")
+    num = weight.size(0) if weight.dim() else 0
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = num + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        input = input.contiguous()
+        with no_grad():
+            aten.embedding_renorm_.default(weight, input, max_norm, norm_type)
+    return aten.embedding.default(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def linear(input, weight, bias=None):
+    _check_tensor(input, "linear")
+    _check_tensor(weight, "linear", "weight", 2)
+    if bias is not None:
+        _check_tensor(bias, "linear", "bias", 3)
+    return aten.linear.default(input, weight, bias)
+
+
+# --- dropout -------------------------------------------------------------------------------------------------
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p), in training only."""
+    _check_tensor(input, "dropout")
+    _check_p(p)
+    return aten.dropout_.default(input, p, training) if inplace else aten.dropout.default(input, p, training)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU activations' mean and variance (dropped units take SELU's saturation value)."""
+    _check_tensor(input, "alpha_dropout")
+    _check_p(p)
+    op = aten.alpha_dropout_.default if inplace else aten.alpha_dropout.default
+    return op(input, p, training)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_tensor(input, "feature_alpha_dropout")
+    _check_p(p)
+    op = aten.feature_alpha_dropout_.default if inplace else aten.feature_alpha_dropout.default
+    return op(input, p, training)
+
+
+def _feature_dropout(input, p, training, inplace, unbatched):
+    """Channel-wise dropout; an unbatched input gets a batch dim for the call."""
+    if unbatched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    op = aten.feature_dropout_.default if inplace else aten.feature_dropout.default
+    result = op(input, p, training)
+    if unbatched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_tensor(input, "dropout1d")
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {ndim}D input. Note that dropout1d "
+                           "exists to provide channel-wise dropout on inputs with 1 spatial dimension, a channel "
+                           "dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _feature_dropout(input, p, training, inplace, ndim == 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_tensor(input, "dropout2d")
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+                      stacklevel=2)
+    if ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_tensor(input, "dropout3d")
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use dropout "
+                      "instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                      "dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D inputs).",
+                      stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, ndim != 5)
+
+
+# --- padding -------------------------------------------------------------------------------------------------
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the trailing dims: ``pad`` lists (before, after) amounts from the last dim backwards."""
+    _check_tensor(input, "pad")
+    amounts = []
+    for i, p in enumerate(pad):
+        if isinstance(p, bool) or not isinstance(p, int):
+            if isinstance(p, Tensor) and p.dim() == 0 and not p.is_floating_point():
+                p = int(p.item())
+            else:
+                raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found element of "
+                                f"type {type(p).__name__} at pos {i}")
+        amounts.append(int(p))
+    return aten.pad.default(input, amounts, mode, None if value is None else float(value))
+
+
+# --- losses ----------------------------------------------------------------------------------------------------
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class-index targets under log-probabilities ``input`` (N, C, ...)."""
+    _check_tensor(input, "nll_loss_nd")
+    _check_tensor(target, "nll_loss_nd", "target", 2)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    _no_grad_arg(weight, "weight", "nll_loss_forward")
+    return aten.nll_loss_nd.default(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax over the class dim, then nll_loss; or, for targets shaped like the input, the cross-entropy
+    against class probabilities."""
+    _check_tensor(input, "cross_entropy_loss")
+    _check_tensor(target, "cross_entropy_loss", "target", 2)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        _no_grad_arg(weight, "weight", "nll_loss_forward")
+    return aten.cross_entropy_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index,
+                                           label_smoothing)
+
+
+def _weighted_pointwise(errors, weight, input, reduction):
+    """torch's manual path for mse_loss / l1_loss with a per-element weight."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = aten.mul.Tensor(errors, weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return aten.sum.default(weighted)
+    if reduction == "mean":
+        return aten.div.Tensor(aten.sum.default(weighted), aten.sum.default(weight))
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_tensor(input, "mse_loss")
+    _check_tensor(target, "mse_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    if weight is not None:
+        return _weighted_pointwise(aten.pow.Tensor_Scalar(aten.sub.Tensor(x, t), 2), weight, input, reduction)
+    return aten.mse_loss.default(x, t, _reduction_enum(reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_tensor(input, "l1_loss")
+    _check_tensor(target, "l1_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    if weight is not None:
+        return _weighted_pointwise(aten.abs.default(aten.sub.Tensor(x, t)), weight, input, reduction)
+    return aten.l1_loss.default(x, t, _reduction_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_tensor(input, "smooth_l1_loss")
+    _check_tensor(target, "smooth_l1_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    return aten.smooth_l1_loss.default(x, t, _reduction_enum(reduction), beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_tensor(input, "huber_loss")
+    _check_tensor(target, "huber_loss", "target", 2)
+    _warn_target_size(input, target)
+    x, t = _expand_pair(input, target)
+    if weight is None:
+        return aten.huber_loss.default(x, t, _reduction_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = aten.mul.Tensor(aten.huber_loss.default(x, t, 0, delta), weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return aten.sum.default(weighted)
+    if reduction == "mean":
+        return aten.mean.default(weighted)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence of ``target`` from log-probabilities ``input``; 'batchmean' divides by the batch size."""
+    _check_tensor(input, "kl_div")
+    _check_tensor(target, "kl_div", "target", 2)
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = aten.kl_div.default(input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = aten.div.Scalar(reduced, input.size(0))
+    return reduced
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(target log(input) + (1 - target) log(1 - input)), input probabilities in [0, 1]."""
+    _check_tensor(input, "binary_cross_entropy")
+    _check_tensor(target, "binary_cross_entropy", "target", 2)
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        enum = _reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        _no_grad_arg(weight, "weight", "binary_cross_entropy")
+        shape = _broadcast_for_weight(target.size(), weight.size())
+        weight = aten.expand.default(weight, shape)
+    return aten.binary_cross_entropy.default(input, target, weight, enum)
+
+
+def _broadcast_for_weight(target_size, weight_size):
+    """torch.broadcast_shapes(target, weight), with its error wording."""
+    out = list(target_size)
+    w = list(weight_size)
+    if len(w) > len(out):
+        out = [1] * (len(w) - len(out)) + out
+    for i in range(1, len(w) + 1):
+        if w[-i] != 1 and out[-i] != 1 and w[-i] != out[-i]:
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {w[-i]} at -{i}! Mismatching argument "
+                               f"at index 1 had {weight_size}; but expected shape should be broadcastable to "
+                               f"{list(target_size)}")
+        if out[-i] == 1:
+            out[-i] = w[-i]
+    return out
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross-entropy of sigmoid(input), computed stably from the logits."""
+    _check_tensor(input, "binary_cross_entropy_with_logits")
+    _check_tensor(target, "binary_cross_entropy_with_logits", "target", 2)
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        enum = _reduction_enum(reduction)
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    _no_grad_arg(weight, "weight", "binary_cross_entropy_with_logits")
+    _no_grad_arg(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    return aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight, enum)
+
+
+# --- distances ----------------------------------------------------------------------------------------------
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    _check_tensor(x1, "cosine_similarity", "x1", 1)
+    _check_tensor(x2, "cosine_similarity", "x2", 2)
+    return aten.cosine_similarity.default(x1, x2, dim, eps)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps)."""
+    denom = aten.clamp_min.default(aten.norm.ScalarOpt_dim(input, p, [dim], True), eps)
+    r = aten.div.Tensor(input, aten.expand.default(denom, list(input.shape)))
+    if out is not None:
+        aten.copy_.default(out, r)
+        return out
+    return r
+
+
+# --- attention ----------------------------------------------------------------------------------------------
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
+                                 enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value (scale defaults to 1 / sqrt(E)).
+
+    A bool ``attn_mask`` says which positions take part, a float one is added to
+    the scores; ``is_causal`` masks the upper triangle; ``enable_gqa`` shares each
+    key/value head among a group of query heads.
+    """
+    _check_tensor(query, "scaled_dot_product_attention", "query", 1)
+    _check_tensor(key, "scaled_dot_product_attention", "key", 2)
+    _check_tensor(value, "scaled_dot_product_attention", "value", 3)
+    return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                                     enable_gqa=enable_gqa)
+
+
+from .functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, normalisation, resampling)
