@@ -39,13 +39,29 @@ def _rebuild_parameter(fn, args, requires_grad):
     return Parameter(fn(*args).detach(), requires_grad)
 
 
-class Buffer:
-    """Marks a tensor to be registered as a buffer when assigned to a Module attribute."""
+class _BufferMeta(type):
+    # ``isinstance(t, Buffer)`` is True for any tensor Buffer() marked, as in torch.
+    def __instancecheck__(cls, instance) -> bool:
+        if cls is Buffer and isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False):
+            return True
+        return super().__instancecheck__(instance)
 
-    def __init__(self, data=None, *, persistent=True):
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A tensor marked to be registered as a buffer when assigned to a Module attribute.
+
+    ``Buffer(t)`` returns a detached alias of ``t`` (a plain Tensor) carrying the mark and
+    its ``persistent`` flag, exactly as torch does.
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
         from ..core.public_factories import empty
-        self.data = empty(0) if data is None else data
-        self.persistent = persistent
+        if data is None:
+            data = empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t
 
 
 def is_lazy(param) -> bool:

@@ -1,3 +1,46 @@
 """The layers of ``npusim.nn``."""
+from .activation import (  # noqa: F401
+    CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
+    ReLU6, SiLU, Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold,
+)
+from .attention import MultiheadAttention  # noqa: F401
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .loss import (  # noqa: F401
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
 from .module import Module  # noqa: F401
+from .normalization import GroupNorm, LayerNorm, RMSNorm  # noqa: F401
+from .padding import (  # noqa: F401
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d  # noqa: F401
+from .sparse import Embedding  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+
+__all__ = [
+    "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Embedding",
+    "Threshold", "ReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid", "Tanh", "SiLU", "Mish", "Hardswish", "ELU",
+    "CELU", "SELU", "GLU", "GELU", "LeakyReLU", "LogSigmoid", "Softplus", "PReLU", "Softsign", "Tanhshrink",
+    "Softmin", "Softmax", "Softmax2d", "LogSoftmax", "MultiheadAttention",
+    "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+    "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
+    "CrossEntropyLoss",
+    "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer", "TransformerDecoder", "Transformer",
+]

@@ -2,23 +2,30 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 
+from ...core.api_usage import log_api_usage_once
 from ...core.tensor import Tensor
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module"]
 
 _global_forward_pre_hooks: dict = OrderedDict()
+_global_forward_pre_hooks_with_kwargs: dict = {}
 _global_forward_hooks: dict = OrderedDict()
+_global_forward_hooks_with_kwargs: dict = {}
+_global_forward_hooks_always_called: dict = {}
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     def __repr__(self):
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return super().__repr__().replace("IncompatibleKeys", "_IncompatibleKeys")
+        return super().__repr__()
 
     __str__ = __repr__
 
@@ -49,6 +56,30 @@ class _HookDict(OrderedDict):
     pass
 
 
+class _WrappedHook:
+    """A hook that is handed its module first, holding the module weakly (no reference cycle)."""
+
+    def __init__(self, hook, module=None):
+        self.hook = hook
+        self.module = None if module is None else weakref.ref(module)
+
+    def __call__(self, *args, **kwargs):
+        if self.module is None:
+            return self.hook(*args, **kwargs)
+        module = self.module()
+        if module is None:
+            raise RuntimeError("You are trying to call the hook of a dead Module!")
+        return self.hook(module, *args, **kwargs)
+
+    def __getstate__(self):
+        # The module itself travels (a weak reference cannot be pickled or deep-copied).
+        return {"hook": self.hook, "module": None if self.module is None else self.module()}
+
+    def __setstate__(self, state):
+        self.hook = state["hook"]
+        self.module = None if state["module"] is None else weakref.ref(state["module"])
+
+
 def _addindent(s, n):
     lines = s.split("\n")
     if len(lines) == 1:
@@ -66,9 +97,13 @@ class Module:
     call_super_init = False
 
     def __init__(self, *args, **kwargs):
-        if args or kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected argument: Module takes no "
-                            f"arguments")
+        log_api_usage_once("python.nn_module")
+        if self.call_super_init is False and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if self.call_super_init is False and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} were "
+                            f"given")
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = OrderedDict()
@@ -82,7 +117,9 @@ class Module:
         d["_forward_hooks_always_called"] = {}
         d["_backward_hooks"] = _HookDict()
         d["_state_dict_hooks"] = _HookDict()
+        d["_state_dict_pre_hooks"] = _HookDict()
         d["_load_state_dict_pre_hooks"] = _HookDict()
+        d["_load_state_dict_post_hooks"] = _HookDict()
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
@@ -217,13 +254,13 @@ class Module:
                                 f"None expected)")
             d["_modules"][name] = value
         elif isinstance(value, Buffer):
-            self.register_buffer(name, value.data, value.persistent)
+            self.register_buffer(name, value, value.persistent)
         else:
             buffers = d.get("_buffers")
             if buffers is not None and name in buffers:
                 if value is not None and not isinstance(value, Tensor):
-                    raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' (npusim.Tensor or None "
-                                    f"expected)")
+                    raise TypeError(f"cannot assign '{_type_name(value)}' as buffer '{name}' (npusim.nn.Buffer, "
+                                    f"npusim.Tensor or None expected)")
                 buffers[name] = value
             else:
                 object.__setattr__(self, name, value)
@@ -248,27 +285,46 @@ class Module:
         post = self._forward_hooks
         if not (pre or post or _global_forward_pre_hooks or _global_forward_hooks):
             return self.forward(*args, **kwargs)
-        for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), pre.items()):
-            if self._forward_pre_hooks_with_kwargs.get(hook_id):
-                r = hook(self, args, kwargs)
+        called_always = set()
+        try:
+            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(), pre.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs or hook_id in _global_forward_pre_hooks_with_kwargs:
+                    r = hook(self, args, kwargs)
+                    if r is not None:
+                        if not (isinstance(r, tuple) and len(r) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {r}.")
+                        args, kwargs = r
+                else:
+                    r = hook(self, args)
+                    if r is not None:
+                        args = r if isinstance(r, tuple) else (r,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), post.items()):
+                if hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called:
+                    called_always.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
+                    r = hook(self, args, kwargs, result)
+                else:
+                    r = hook(self, args, result)
                 if r is not None:
-                    if not (isinstance(r, tuple) and len(r) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {r}.")
-                    args, kwargs = r
-            else:
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
-        result = self.forward(*args, **kwargs)
-        for hook_id, hook in itertools.chain(_global_forward_hooks.items(), post.items()):
-            if self._forward_hooks_with_kwargs.get(hook_id):
-                r = hook(self, args, kwargs, result)
-            else:
-                r = hook(self, args, result)
-            if r is not None:
-                result = r
-        return result
+                    result = r
+            return result
+        except Exception:
+            # Hooks registered with always_call=True still run; their own errors are only warned about.
+            for hook_id, hook in itertools.chain(_global_forward_hooks.items(), post.items()):
+                if (hook_id in self._forward_hooks_always_called or hook_id in _global_forward_hooks_always_called) \
+                        and hook_id not in called_always:
+                    try:
+                        if hook_id in self._forward_hooks_with_kwargs or \
+                                hook_id in _global_forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception as e:  # noqa: BLE001 - torch warns and re-raises the forward's error
+                        warnings.warn("forward hook with ``always_call=True`` raised an exception that was silenced "
+                                      f"as another error was raised in forward: {e}", stacklevel=2)
+            raise
 
     def __call__(self, *args, **kwargs):
         return self._call_impl(*args, **kwargs)
@@ -355,8 +411,18 @@ class Module:
     def train(self, mode: bool = True):
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
-        for m in self.modules():
+        # Each child's own train() runs (subclasses override it); plain ones are walked without recursion.
+        stack = [self]
+        while stack:
+            m = stack.pop()
             m.training = mode
+            plain = []
+            for child in m.children():
+                if type(child).train is Module.train:
+                    plain.append(child)
+                else:
+                    child.train(mode)
+            stack.extend(reversed(plain))
         return self
 
     def eval(self):
@@ -389,7 +455,11 @@ class Module:
         return self
 
     def _apply(self, fn, recurse=True):
-        """Replace every parameter and buffer by ``fn(tensor)``, keeping Parameter identity semantics."""
+        """Replace every parameter's data and every buffer by ``fn(tensor)``.
+
+        Parameters keep their identity (an optimizer built before ``.to()`` still
+        holds them), as torch does by default: their ``.data`` is swapped.
+        """
         from ...core.autograd.grad_mode import no_grad
         if recurse:
             for m in self.children():
@@ -399,14 +469,14 @@ class Module:
                 continue
             with no_grad():
                 new = fn(param)
-            if new is param:
-                continue
-            p = Parameter(new, param.requires_grad)
-            if param.grad is not None:
+            if new is not param:
+                param.data = new
+            grad = param.grad
+            if grad is not None:
                 with no_grad():
-                    g = fn(param.grad)
-                p.grad = g
-            self._parameters[key] = p
+                    new_grad = fn(grad)
+                if new_grad is not grad:
+                    grad.data = new_grad
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -454,6 +524,17 @@ class Module:
         return self
 
     # --- state dicts ---------------------------------------------------------------------------------------------
+    def get_extra_state(self):
+        """Extra (non-tensor) state a subclass saves in its state dict; define set_extra_state to load it."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please "
+                           "file an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml "
+                           "to report this bug.")
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, p in self._parameters.items():
             if p is not None:
@@ -461,38 +542,59 @@ class Module:
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name (detached unless ``keep_vars``), with version metadata."""
         if args:
-            destination = args[0] if len(args) > 0 else destination
-            prefix = args[1] if len(args) > 1 else prefix
-            keep_vars = args[2] if len(args) > 2 else keep_vars
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html#torch.nn.Module.state_dict "
+                          "for details.", FutureWarning, stacklevel=2)
+            destination = args[0] if len(args) > 0 and destination is None else destination
+            prefix = args[1] if len(args) > 1 and prefix == "" else prefix
+            keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        stack = [(prefix, self)]
+        # Pre-order saves, post-order hooks (a module's post-hooks see its children's entries), no recursion.
+        stack = [(prefix, self, False)]
+        local_metadata_of = {}
         while stack:
-            pre, m = stack.pop()
+            pre, m, done = stack.pop()
+            if done:
+                local_metadata = local_metadata_of.pop(id(m), {})
+                for hook in m._state_dict_hooks.values():
+                    r = hook(m, destination, pre, local_metadata)
+                    if getattr(hook, "_from_public_api", False):
+                        if r is not None:
+                            raise RuntimeError("state_dict post-hook must return None")
+                    elif r is not None:
+                        destination = r
+                continue
+            for hook in m._state_dict_pre_hooks.values():
+                hook(m, pre, keep_vars)
+            local_metadata = {"version": m._version}
             if hasattr(destination, "_metadata"):
-                destination._metadata[pre[:-1]] = {"version": m._version}
+                destination._metadata[pre[:-1]] = local_metadata
+            local_metadata_of[id(m)] = local_metadata
             m._save_to_state_dict(destination, pre, keep_vars)
-            for hook in m._state_dict_hooks.values():
-                r = hook(m, destination, pre, {})
-                if r is not None:
-                    destination = r
-            kids = [(pre + name + ".", sub) for name, sub in m._modules.items() if sub is not None]
+            stack.append((pre, m, True))
+            kids = [(pre + name + ".", sub, False) for name, sub in m._modules.items() if sub is not None]
             stack.extend(reversed(kids))
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs, assign=False):
+                              error_msgs):
+        """Copy this module's own entries of ``state_dict`` (keys under ``prefix``), collecting problems."""
         from ...core.autograd.grad_mode import no_grad
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
-        local = {**{k: v for k, v in self._parameters.items() if v is not None},
-                 **{k: v for k, v in persistent.items() if v is not None}}
-        for name, param in local.items():
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
+                       if v is not None}
+        assign = local_metadata.get("assign_to_params_buffers", False)
+        for name, param in local_state.items():
             key = prefix + name
             if key not in state_dict:
                 if strict:
@@ -500,70 +602,124 @@ class Module:
                 continue
             input_param = state_dict[key]
             if not isinstance(input_param, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                error_msgs.append(f'While copying the parameter named "{key}", expected npusim.Tensor or Tensor-like '
                                   f'object from checkpoint but received {type(input_param)}')
                 continue
+            if len(param.shape) == 0 and len(input_param.shape) == 1:
+                # Old checkpoints stored scalars as 1-element vectors.
+                input_param = input_param[0]
             if input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
             try:
-                if assign:
-                    new = input_param
-                    if isinstance(param, Parameter) and not isinstance(new, Parameter):
-                        new = Parameter(new, param.requires_grad)
-                    setattr(self, name, new)
-                else:
-                    with no_grad():
+                with no_grad():
+                    if assign:
+                        if isinstance(param, Parameter):
+                            if not isinstance(input_param, Parameter):
+                                input_param = Parameter(input_param, requires_grad=param.requires_grad)
+                            else:
+                                input_param.requires_grad_(param.requires_grad)
+                        setattr(self, name, input_param)
+                    else:
                         param.copy_(input_param)
-            except Exception as e:  # noqa: BLE001 - reported like torch, with the key
+            except Exception as ex:  # noqa: BLE001 - reported like torch, with the key
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f'{param.shape} and whose dimensions in the checkpoint are {input_param.shape}, an '
-                                  f'exception occurred : {e.args}.')
+                                  f'{param.size()} and whose dimensions in the checkpoint are {input_param.size()}, '
+                                  f'an exception occurred : {ex.args}.')
+        extra_state_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_state_key in state_dict:
+                self.set_extra_state(state_dict[extra_state_key])
+            elif strict:
+                missing_keys.append(extra_state_key)
+        elif strict and extra_state_key in state_dict:
+            unexpected_keys.append(extra_state_key)
         if strict:
             for key in state_dict:
-                if key.startswith(prefix):
-                    rest = key[len(prefix):]
-                    head = rest.split(".", 1)[0]
-                    if head not in self._modules and rest not in local and rest not in self._parameters and \
-                            rest not in persistent:
+                if key.startswith(prefix) and key != extra_state_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
                         unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        if not isinstance(state_dict, dict):
+        """Copy ``state_dict``'s tensors into the parameters and buffers (or assign them, with ``assign=True``)."""
+        from collections.abc import Mapping
+        if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, errors = [], [], []
+        missing_keys, unexpected_keys, error_msgs = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)
-        stack = [("", self)]
+        if metadata is not None:
+            state_dict._metadata = metadata
+        # Each module sees only the keys under its prefix (as torch passes it), walked without recursion.
+        stack = [(self, state_dict, "")]
+        visited = []
         while stack:
-            pre, m = stack.pop()
-            local_meta = {} if metadata is None else metadata.get(pre[:-1], {})
-            m._load_from_state_dict(state_dict, pre, local_meta, True, missing, unexpected, errors, assign)
-            kids = [(pre + name + ".", sub) for name, sub in m._modules.items() if sub is not None]
+            module, local_state_dict, prefix = stack.pop()
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:
+                local_metadata["assign_to_params_buffers"] = assign
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
+            visited.append(module)
+            kids = []
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    kids.append((child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                                 child_prefix))
             stack.extend(reversed(kids))
+        incompatible_keys = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for module in reversed(visited):  # children's post-hooks before their parent's
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible_keys) is not None:
+                    raise RuntimeError("load_state_dict post hook should return None")
         if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(", ".join(f'"{k}"' for k in missing)))
-        if errors:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return _IncompatibleKeys(missing, unexpected)
+                type(self).__name__, "\n\t".join(error_msgs)))
+        return incompatible_keys
 
-    def register_state_dict_pre_hook(self, hook):
-        return self.register_state_dict_post_hook(hook)
-
-    def register_state_dict_post_hook(self, hook):
+    def _register_state_dict_hook(self, hook):
+        """A post hook ``hook(module, state_dict, prefix, local_metadata)`` that may return a new state dict."""
         handle = RemovableHandle(self._state_dict_hooks)
         self._state_dict_hooks[handle.id] = hook
         return handle
 
-    def register_load_state_dict_pre_hook(self, hook):
+    def register_state_dict_post_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata)``, run after the module's entries are saved."""
+        hook._from_public_api = True
+        return self._register_state_dict_hook(hook)
+
+    def register_state_dict_pre_hook(self, hook):
+        """``hook(module, prefix, keep_vars)``, run before the module's entries are saved."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = hook
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self if with_module else None)
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def register_load_state_dict_post_hook(self, hook):
+        """``hook(module, incompatible_keys)``, run after loading; may edit the key lists in place."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
         return handle
 
     # --- printing ------------------------------------------------------------------------------------------------
@@ -618,12 +774,19 @@ def _type_name(v) -> str:
 
 
 def register_module_forward_pre_hook(hook):
+    """A forward pre-hook run for every module."""
     handle = RemovableHandle(_global_forward_pre_hooks)
     _global_forward_pre_hooks[handle.id] = hook
     return handle
 
 
-def register_module_forward_hook(hook):
-    handle = RemovableHandle(_global_forward_hooks)
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook run for every module."""
+    handle = RemovableHandle(_global_forward_hooks, _global_forward_hooks_with_kwargs,
+                             _global_forward_hooks_always_called)
     _global_forward_hooks[handle.id] = hook
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs[handle.id] = True
+    if always_call:
+        _global_forward_hooks_always_called[handle.id] = True
     return handle

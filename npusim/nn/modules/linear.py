@@ -1,0 +1,117 @@
+"""``Identity``, ``Linear`` and ``Bilinear``."""
+from __future__ import annotations
+
+import math
+
+from ...core.public_factories import empty
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Identity", "Linear", "Bilinear"]
+
+
+class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+    def forward(self, input):
+        return input
+
+
+class Linear(Module):
+    """y = x W^T + b, with W of shape (out_features, in_features)."""
+
+    __constants__ = ["in_features", "out_features"]
+
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in_features), **factory_kwargs))
+        if bias:
+            self.bias = Parameter(empty(out_features, **factory_kwargs))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), as torch does.
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The output projection of MultiheadAttention (a plain Linear; the name is torch's)."""
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b, with A of shape (out_features, in1_features, in2_features)."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(empty((out_features, in1_features, in2_features), **factory_kwargs))
+        if bias:
+            self.bias = Parameter(empty(out_features, **factory_kwargs))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features={self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return _bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+def _bilinear(input1, input2, weight, bias=None):
+    """torch's aten::bilinear: y[..., o] = x1[..., :] @ weight[o] @ x2[..., :] + bias[o], with its checks."""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.size(i) != input2.size(i):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.size(i)} "
+                               f"and {input2.size(i)}")
+    out_features, in1, in2 = weight.shape
+    if input1.size(-1) != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but "
+                           f"expected {in1}")
+    if input2.size(-1) != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.size(-1)} but "
+                           f"expected {in2}")
+    if bias is not None and bias.size(0) != out_features:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
+                           f"{out_features}")
+    # One matmul against weight laid out as (in1, out * in2), then a product-sum over in2.
+    mixed = input1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    mixed = mixed.unflatten(-1, (out_features, in2))
+    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
