@@ -12,10 +12,15 @@ def _build_parser() -> argparse.ArgumentParser:
     sub.add_parser("info", help="print versions, available devices and thread counts",
                    description="Print the npusim, Python, NumPy and ml_dtypes versions, the available "
                                "devices and the thread counts.")
+    sub.add_parser("demo", help="train a small transformer on the npu (see 'demo --help')", add_help=False)
     return parser
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "demo":
+        from .demo import main as demo_main
+        return demo_main(argv[1:])
     parser = _build_parser()
     args = parser.parse_args(argv)  # an unknown command exits with status 2 and says why
     if args.command is None:
