@@ -1,0 +1,173 @@
+"""Array kernels of convolution: im2col forward, and the input, weight and bias gradients.
+
+Any number of spatial dims (conv1d / conv2d / conv3d share the code). The input is
+padded once and viewed as windows through its strides (no copy); a chunk of the
+batch at a time is gathered into channel-major columns ``(C * K, n * L)``, one copy,
+so that one matmul per group covers the whole chunk. The input gradient scatters
+the columns back (col2im) with one strided add per kernel tap. Chunks keep the
+columns small enough to stay in cache and bound the memory a large convolution needs.
+
+A transposed convolution is the input gradient of a convolution, so the same
+three kernels also serve ``conv_transpose``: its forward is ``backward_input``,
+its input gradient ``forward``, its weight gradient ``backward_weight`` with the
+roles of input and output swapped.
+
+Shapes: input ``(N, C, *S)``, weight ``(O, C // groups, *K)``, output ``(N, O, *L)``.
+16-bit floats are computed in float32 and rounded once, as torch's CPU kernels do.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .array_api import HALF_TYPES, namespace_of
+
+_F32 = np.dtype(np.float32)
+_CHUNK_BYTES = 4 << 20   # columns gathered at a time: a few MB stays in cache
+
+
+def output_sizes(in_sizes, kernel, stride, padding, dilation):
+    """Spatial output sizes of a convolution (may be < 1 when the kernel does not fit)."""
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, s, p, d in zip(in_sizes, kernel, stride, padding, dilation))
+
+
+def transposed_output_sizes(in_sizes, kernel, stride, padding, dilation, output_padding):
+    return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for n, k, s, p, d, op in zip(in_sizes, kernel, stride, padding, dilation, output_padding))
+
+
+def _compute_dtype(dt):
+    return _F32 if dt in HALF_TYPES else dt
+
+
+def _pad(x, padding, dtype):
+    """``x`` cast to ``dtype`` and zero-padded on both sides of each spatial dim."""
+    xp = namespace_of(x)
+    if not any(padding):
+        return x if x.dtype == dtype else x.astype(dtype)
+    spatial = x.shape[2:]
+    out = xp.zeros(x.shape[:2] + tuple(n + 2 * p for n, p in zip(spatial, padding)), dtype)
+    out[(slice(None), slice(None)) + tuple(slice(p, p + n) for n, p in zip(spatial, padding))] = x
+    return out
+
+
+def _chunks(n, bytes_per_item):
+    step = max(1, _CHUNK_BYTES // max(1, bytes_per_item))
+    return [(i, min(n, i + step)) for i in range(0, n, step)]
+
+
+def _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
+    """Columns of batch items n0:n1 in one copy, channel-major: ``(groups, C // groups * prod(K), n * prod(L))``.
+
+    A strided view of the padded input walks (C, *K, n, *L): tap offsets step by the dilation,
+    output positions by the stride.
+    """
+    xp = namespace_of(xpad)
+    st = xpad.strides
+    spatial = st[2:]
+    shape = (xpad.shape[1],) + tuple(kernel) + (n1 - n0,) + tuple(out_sizes)
+    strides = (st[1],) + tuple(s * d for s, d in zip(spatial, dilation)) + (st[0],) + \
+        tuple(s * t for s, t in zip(spatial, stride))
+    win = xp.lib.stride_tricks.as_strided(xpad[n0:n1], shape, strides)
+    c = xpad.shape[1]
+    return xp.ascontiguousarray(win).reshape(groups, c // groups * math.prod(kernel), -1)
+
+
+def _grad_columns(g, n0, n1, groups):
+    """Output-gradient rows of batch items n0:n1, channel-major: ``(groups, O // groups, n * prod(L))``."""
+    xp = namespace_of(g)
+    o = g.shape[1]
+    return xp.ascontiguousarray(g[n0:n1].swapaxes(0, 1)).reshape(groups, o // groups, -1)
+
+
+def forward(x, w, bias, stride, padding, dilation, groups):
+    """Cross-correlation of ``x`` with ``w`` (torch's convolution), plus ``bias`` when given."""
+    xp = namespace_of(x)
+    out_dt = x.dtype
+    dt = _compute_dtype(out_dt)
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    kernel = w.shape[2:]
+    out_sizes = output_sizes(x.shape[2:], kernel, stride, padding, dilation)
+    length = math.prod(out_sizes)
+    ck = c // groups * math.prod(kernel)
+    out = xp.zeros((n, o, length), dt)
+    if out.size and ck:
+        xpad = _pad(x, padding, dt)
+        wg = w.astype(dt, copy=False).reshape(groups, o // groups, ck)
+        for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize):
+            cols = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
+            out[n0:n1] = xp.matmul(wg, cols).reshape(o, n1 - n0, length).swapaxes(0, 1)
+    if bias is not None:
+        out += bias.astype(dt, copy=False).reshape(1, o, 1)
+    out = out.reshape((n, o) + out_sizes)
+    return out if out.dtype == out_dt else out.astype(out_dt)
+
+
+def backward_input(g, w, in_sizes, stride, padding, dilation, groups):
+    """Gradient of ``forward`` with respect to an input of spatial size ``in_sizes`` (col2im).
+
+    Also the forward of a transposed convolution (``g`` its input, ``in_sizes`` its output size).
+    """
+    xp = namespace_of(g)
+    out_dt = g.dtype
+    dt = _compute_dtype(out_dt)
+    n, o = g.shape[:2]
+    out_sizes = g.shape[2:]
+    kernel = w.shape[2:]
+    cg = w.shape[1]
+    c = cg * groups
+    length = math.prod(out_sizes)
+    padded = tuple(s + 2 * p for s, p in zip(in_sizes, padding))
+    # (a transposed convolution's output padding lies past the last window: it gets no gradient)
+    covered = tuple(max(p, (l - 1) * st + (k - 1) * d + 1)
+                    for p, l, st, k, d in zip(padded, out_sizes, stride, kernel, dilation))
+    dx = xp.zeros((c, n) + covered, dt)   # channel-major, like the columns
+    if dx.size and length and o:
+        w_t = w.astype(dt, copy=False).reshape(groups, o // groups, cg * math.prod(kernel)).swapaxes(1, 2)
+        g = g.astype(dt, copy=False)
+        taps = list(itertools.product(*(range(k) for k in kernel)))
+        for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize):
+            cols = xp.matmul(w_t, _grad_columns(g, n0, n1, groups))
+            cols = cols.reshape((c,) + tuple(kernel) + (n1 - n0,) + tuple(out_sizes))
+            target = dx[:, n0:n1]
+            for tap in taps:
+                where = (slice(None), slice(None)) + tuple(
+                    slice(t * d, t * d + (l - 1) * st + 1, st)
+                    for t, d, l, st in zip(tap, dilation, out_sizes, stride))
+                target[where] += cols[(slice(None),) + tap]
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, in_sizes))
+    dx = xp.ascontiguousarray(dx[crop].swapaxes(0, 1))
+    return dx if dx.dtype == out_dt else dx.astype(out_dt)
+
+
+def backward_weight(g, x, kernel, stride, padding, dilation, groups):
+    """Gradient of ``forward`` with respect to a weight of spatial size ``kernel``."""
+    xp = namespace_of(g)
+    out_dt = x.dtype
+    dt = _compute_dtype(out_dt)
+    n, c = x.shape[:2]
+    o = g.shape[1]
+    out_sizes = g.shape[2:]
+    length = math.prod(out_sizes)
+    ck = c // groups * math.prod(kernel)
+    gw = xp.zeros((groups, o // groups, ck), dt)
+    if n and length and ck and o:
+        xpad = _pad(x, padding, dt)
+        g = g.astype(dt, copy=False)
+        for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize):
+            cols = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
+            gw += xp.matmul(_grad_columns(g, n0, n1, groups), cols.swapaxes(1, 2))
+    gw = gw.reshape((o, c // groups) + tuple(kernel))
+    return gw if gw.dtype == out_dt else gw.astype(out_dt)
+
+
+def backward_bias(g):
+    """Gradient of the bias: the output gradient summed over the batch and the spatial dims."""
+    out_dt = g.dtype
+    axes = (0,) + tuple(range(2, g.ndim))
+    r = g.sum(axis=axes, dtype=_compute_dtype(out_dt))
+    return r if r.dtype == out_dt else r.astype(out_dt)

@@ -1,0 +1,122 @@
+"""Array kernels of the normalisation layers (layer, batch and group norm), over NumPy or CuPy arrays.
+
+Each normalises ``x`` by the mean and variance of some of its elements, then scales
+and shifts by optional per-feature ``weight`` and ``bias``. Statistics are two-pass
+(mean, then the mean of squared deviations) in float32 for 16-bit inputs, float64
+for float64 ones; the result is rounded once to the input's dtype. The kernels
+return the statistics backward needs, as torch's native_* ops do: the mean and
+the reciprocal standard deviation ``rstd = 1 / sqrt(var + eps)``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .array_api import HALF_TYPES, namespace_of
+
+_F32 = np.dtype(np.float32)
+
+
+def _opmath(dt):
+    return _F32 if dt in HALF_TYPES else dt
+
+
+def _cast(a, dt):
+    return a if a.dtype == dt else a.astype(dt)
+
+
+def _moments(xf, axes):
+    """Mean and biased variance over ``axes`` (kept as size-1 dims)."""
+    xp = namespace_of(xf)
+    mean = xf.mean(axis=axes, keepdims=True)
+    d = xf - mean
+    var = xp.multiply(d, d, out=d).mean(axis=axes, keepdims=True)
+    return mean, var
+
+
+def _rstd(var, eps):
+    xp = namespace_of(var)
+    return 1 / xp.sqrt(var + var.dtype.type(eps))
+
+
+def _affine(y, weight, bias, shape):
+    """y * weight + bias with the parameters reshaped to broadcast as ``shape``."""
+    if weight is not None:
+        y *= weight.reshape(shape).astype(y.dtype, copy=False)
+    if bias is not None:
+        y += bias.reshape(shape).astype(y.dtype, copy=False)
+    return y
+
+
+def layer_norm(x, n_normalized, weight, bias, eps, stat_dtype):
+    """Normalise over the last ``n_normalized`` dims; returns (y, mean, rstd), the statistics shaped
+    ``x.shape[:-n] + (1,) * n`` in ``stat_dtype``."""
+    acc = _opmath(x.dtype)
+    axes = tuple(range(x.ndim - n_normalized, x.ndim))
+    xf = _cast(x, acc)
+    if xf.size == 0:
+        stats_shape = x.shape[:x.ndim - n_normalized] + (1,) * n_normalized
+        xp = namespace_of(x)
+        nan = xp.full(stats_shape, np.nan, stat_dtype)
+        return xp.empty(x.shape, x.dtype), nan, nan.copy()
+    mean, var = _moments(xf, axes)
+    rstd = _rstd(var, eps)
+    y = (xf - mean) * rstd
+    y = _affine(y, weight, bias, x.shape[x.ndim - n_normalized:])
+    return _cast(y, x.dtype), _cast(mean, stat_dtype), _cast(rstd, stat_dtype)
+
+
+def batch_norm_train(x, weight, bias, eps):
+    """Normalise each channel (dim 1) by its batch statistics.
+
+    Returns (y, mean, rstd, unbiased variance), the statistics per channel in the
+    computation dtype (the caller rounds them; the unbiased variance feeds the running average).
+    """
+    acc = _opmath(x.dtype)
+    axes = (0,) + tuple(range(2, x.ndim))
+    xf = _cast(x, acc)
+    mean, var = _moments(xf, axes)
+    rstd = _rstd(var, eps)
+    c = x.shape[1]
+    y = _affine((xf - mean) * rstd, weight, bias, (1, c) + (1,) * (x.ndim - 2))
+    n = x.size // max(c, 1)
+    unbiased = var * acc.type(n / (n - 1)) if n > 1 else var / acc.type(0)
+    return _cast(y, x.dtype), mean.reshape(c), rstd.reshape(c), unbiased.reshape(c)
+
+
+def batch_norm_eval(x, weight, bias, running_mean, running_var, eps):
+    """Normalise each channel by the running statistics."""
+    xp = namespace_of(x)
+    acc = _opmath(x.dtype)
+    shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+    mean = _cast(running_mean, acc).reshape(shape)
+    rstd = 1 / xp.sqrt(_cast(running_var, acc).reshape(shape) + acc.type(eps))
+    y = _affine((_cast(x, acc) - mean) * rstd, weight, bias, shape)
+    return _cast(y, x.dtype)
+
+
+def running_update(running, batch_stat, momentum):
+    """(1 - momentum) * running + momentum * batch_stat, in the running tensor's dtype."""
+    acc = _opmath(running.dtype)
+    r = _cast(running, acc) * acc.type(1 - momentum) + _cast(batch_stat, acc) * acc.type(momentum)
+    return _cast(r, running.dtype)
+
+
+def group_norm(x, groups, weight, bias, eps, stat_dtype):
+    """Normalise each group of ``C // groups`` channels of each sample; returns (y, mean, rstd) with the
+    statistics shaped (N, groups)."""
+    acc = _opmath(x.dtype)
+    n, c = x.shape[:2]
+    per_group = c // groups * math.prod(x.shape[2:])
+    xf = _cast(x, acc).reshape(n, groups, per_group)
+    if xf.size == 0:
+        xp = namespace_of(x)
+        nan = xp.full((n, groups), np.nan, stat_dtype)
+        return xp.empty(x.shape, x.dtype), nan, nan.copy()
+    mean, var = _moments(xf, (2,))
+    rstd = _rstd(var, eps)
+    y = ((xf - mean) * rstd).reshape(x.shape)
+    y = _affine(y, weight, bias, (1, c) + (1,) * (x.ndim - 2))
+    return _cast(y, x.dtype), _cast(mean.reshape(n, groups), stat_dtype), _cast(rstd.reshape(n, groups), stat_dtype)
+

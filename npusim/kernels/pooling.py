@@ -1,0 +1,276 @@
+"""Array kernels of spatial pooling and resampling, over NumPy or CuPy arrays.
+
+Inputs are ``(..., *S)``: any leading dims (batch, channels), the pooled dims last.
+
+- Max and average pooling walk the kernel taps: one vectorised step per tap over
+  a strided slice of the padded input (no copy of the windows), with torch's
+  rules for ties (the first maximum wins), NaN (it wins), ``ceil_mode`` windows
+  and the average's divisor. Max pooling returns torch's indices: the flat
+  position of the maximum in each input plane (``h * W + w``).
+- Adaptive average pooling and resampling (nearest, bilinear) are separable
+  linear maps: one small matrix per spatial dim, applied with two matmuls; the
+  gradient applies the transposed matrices.
+
+16-bit floats are computed in float32 and rounded once (torch's opmath).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .array_api import HALF_TYPES, namespace_of
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+
+
+def _opmath(dt):
+    return _F32 if dt in HALF_TYPES else dt
+
+
+def _back(r, dt):
+    return r if r.dtype == dt else r.astype(dt)
+
+
+def output_size(n, k, s, p, d, ceil_mode):
+    """torch's pooling_output_shape: windows that would start in the right padding are dropped."""
+    out = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _padded(x, padding, need, value, dtype):
+    """``x`` in ``dtype``, padded with ``value``: ``padding`` before each pooled dim, enough after
+    for the last window (``need`` = its end in padded coordinates)."""
+    xp = namespace_of(x)
+    nd = len(padding)
+    spatial = x.shape[x.ndim - nd:]
+    after = [max(p, e - n - p) for n, p, e in zip(spatial, padding, need)]
+    if not any(padding) and not any(after):
+        return x if x.dtype == dtype else x.astype(dtype)
+    shape = x.shape[:x.ndim - nd] + tuple(n + p + a for n, p, a in zip(spatial, padding, after))
+    out = xp.full(shape, value, dtype)
+    out[(Ellipsis,) + tuple(slice(p, p + n) for n, p in zip(spatial, padding))] = x
+    return out
+
+
+def _tap_slices(kernel, stride, dilation, out_sizes):
+    """(tap, index) pairs: the strided slice of the padded input that tap ``tap`` reads."""
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        yield tap, (Ellipsis,) + tuple(slice(t * d, t * d + (o - 1) * s + 1, s)
+                                       for t, d, o, s in zip(tap, dilation, out_sizes, stride))
+
+
+def _lowest(dt):
+    return -np.inf if dt.kind == "f" or dt in HALF_TYPES else np.iinfo(dt).min
+
+
+# --- max pooling --------------------------------------------------------------------------------------------------
+
+def max_pool(x, kernel, stride, padding, dilation, out_sizes):
+    """Max over each window and the flat index of the maximum in its input plane (int64)."""
+    xp = namespace_of(x)
+    nd = len(kernel)
+    dt = x.dtype
+    lead = x.shape[:x.ndim - nd]
+    spatial = x.shape[x.ndim - nd:]
+    need = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip(out_sizes, stride, kernel, dilation)]
+    lowest = _lowest(dt)
+    xpad = _padded(x, padding, need, lowest, dt)
+    best = xp.full(lead + tuple(out_sizes), lowest, dt)
+    # torch starts each window at its first tap inside the input, so all-lowest windows point there
+    first = [xp.maximum(0, -((xp.arange(o) * s - p) // d)) for o, s, p, d in zip(out_sizes, stride, padding, dilation)]
+    tap_ids = first[0]
+    for f, k in zip(first[1:], kernel[1:]):
+        tap_ids = tap_ids[..., None] * k + f
+    arg = xp.broadcast_to(tap_ids.astype(np.int32), best.shape).copy()
+    is_float = dt.kind == "f" or dt in HALF_TYPES
+    for flat, (tap, where) in enumerate(_tap_slices(kernel, stride, dilation, out_sizes)):
+        v = xpad[where]
+        better = v > best
+        if is_float:
+            better |= xp.isnan(v)   # NaN propagates; the last NaN of a window wins, as in torch
+        xp.copyto(best, v, where=better)
+        xp.copyto(arg, flat, where=better)
+    return best, _flat_indices(arg, kernel, stride, padding, dilation, out_sizes, spatial)
+
+
+def _flat_indices(arg, kernel, stride, padding, dilation, out_sizes, spatial):
+    """Tap numbers of each window -> flat input positions ``h * W + w``."""
+    xp = namespace_of(arg)
+    arg = arg.astype(_I64)
+    flat = xp.zeros(arg.shape, _I64)
+    rest = arg
+    nd = len(kernel)
+    for i in reversed(range(nd)):
+        t = rest % kernel[i]
+        rest = rest // kernel[i]
+        pos = xp.arange(out_sizes[i], dtype=_I64) * stride[i] - padding[i]
+        coord = pos.reshape((-1,) + (1,) * (nd - 1 - i)) + t * dilation[i]
+        flat += coord * math.prod(spatial[i + 1:])
+    return flat
+
+
+def max_pool_backward(g, indices, in_sizes):
+    """Gradient of ``max_pool``: each output gradient added at its recorded input position."""
+    xp = namespace_of(g)
+    nd = len(in_sizes)
+    lead = g.shape[:g.ndim - nd]
+    planes = math.prod(lead)
+    plane = math.prod(in_sizes)
+    if planes * plane == 0:
+        return xp.zeros(lead + tuple(in_sizes), g.dtype)
+    offsets = (xp.arange(planes, dtype=_I64) * plane).reshape(lead + (1,) * nd)
+    target = (indices + offsets).ravel()
+    gx = xp.bincount(target, weights=g.ravel().astype(_F64), minlength=planes * plane)
+    return _back(gx.reshape(lead + tuple(in_sizes)), g.dtype)
+
+
+# --- average pooling ----------------------------------------------------------------------------------------------
+
+def _avg_divisor(xp, spatial, kernel, stride, padding, out_sizes, count_include_pad, divisor_override, dt):
+    """Each window's divisor, as a product of one factor per pooled dim (1 for windows wholly in padding)."""
+    if divisor_override is not None:
+        return None
+    factors = []
+    for i, (n, k, s, p, o) in enumerate(zip(spatial, kernel, stride, padding, out_sizes)):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start
+        inside = np.minimum(end, n) - np.maximum(start, 0)
+        f = size if count_include_pad else inside
+        f = np.where(inside > 0, f, 1)
+        factors.append(f.reshape((-1,) + (1,) * (len(spatial) - 1 - i)))
+    div = factors[0]
+    for f in factors[1:]:
+        div = div * f
+    return xp.asarray(div.astype(dt))
+
+
+def _divide(total, div, divisor_override, dt):
+    """total / divisor; integer pooling truncates toward zero, as C++ integer division does."""
+    xp = namespace_of(total)
+    d = divisor_override if div is None else div
+    if dt.kind in "iu":
+        q = xp.abs(total) // d
+        return xp.where(total < 0, -q, q)
+    return total / d
+
+
+def avg_pool(x, kernel, stride, padding, out_sizes, count_include_pad, divisor_override):
+    xp = namespace_of(x)
+    nd = len(kernel)
+    dt = x.dtype
+    acc = _opmath(dt)
+    spatial = x.shape[x.ndim - nd:]
+    need = [(o - 1) * s + k for o, s, k in zip(out_sizes, stride, kernel)]
+    xpad = _padded(x, padding, need, 0, acc)
+    total = xp.zeros(x.shape[:x.ndim - nd] + tuple(out_sizes), acc)
+    for _, where in _tap_slices(kernel, stride, (1,) * nd, out_sizes):
+        total += xpad[where]
+    div = _avg_divisor(xp, spatial, kernel, stride, padding, out_sizes, count_include_pad, divisor_override, acc)
+    return _back(_divide(total, div, divisor_override, acc), dt)
+
+
+def avg_pool_backward(g, in_sizes, kernel, stride, padding, count_include_pad, divisor_override):
+    xp = namespace_of(g)
+    nd = len(kernel)
+    dt = g.dtype
+    acc = _opmath(dt)
+    out_sizes = g.shape[g.ndim - nd:]
+    div = _avg_divisor(xp, in_sizes, kernel, stride, padding, out_sizes, count_include_pad, divisor_override, acc)
+    share = g.astype(acc) / (divisor_override if div is None else div)
+    padded = [max(n + 2 * p, (o - 1) * s + k) for n, p, o, s, k in zip(in_sizes, padding, out_sizes, stride, kernel)]
+    gx = xp.zeros(g.shape[:g.ndim - nd] + tuple(padded), acc)
+    for _, where in _tap_slices(kernel, stride, (1,) * nd, out_sizes):
+        gx[where] += share
+    gx = gx[(Ellipsis,) + tuple(slice(p, p + n) for n, p in zip(in_sizes, padding))]
+    return _back(xp.ascontiguousarray(gx), dt)
+
+
+# --- separable linear maps: adaptive pooling and resampling -------------------------------------------------------
+
+def adaptive_avg_matrix(n, out, dtype):
+    """(out, n) matrix averaging the adaptive windows [floor(i n / out), ceil((i + 1) n / out))."""
+    i = np.arange(out)
+    start = (i * n) // out
+    end = ((i + 1) * n + out - 1) // out
+    cols = np.arange(n)
+    inside = (cols >= start[:, None]) & (cols < end[:, None])
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _scale(n_in, n_out, scale, dtype):
+    """torch's compute_scales_value in ``dtype``: 1 / scale when given and positive, else the size ratio."""
+    if scale is not None and scale > 0:
+        return dtype.type(1.0 / scale)
+    return dtype.type(n_in) / dtype.type(n_out)
+
+
+def nearest_indices(n_in, n_out, scale):
+    """Source index of each output position: min(floor(i * scale), n_in - 1) in float32, as torch computes it."""
+    s = _scale(n_in, n_out, scale, _F32)
+    dst = np.arange(n_out).astype(_F32)
+    return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
+
+
+def nearest_matrix(n_in, n_out, scale, dtype):
+    m = np.zeros((n_out, n_in), dtype)
+    m[np.arange(n_out), nearest_indices(n_in, n_out, scale)] = 1
+    return m
+
+
+def linear_matrix(n_in, n_out, align_corners, scale, dtype):
+    """(n_out, n_in) matrix of linear interpolation weights (torch's area_pixel_compute_source_index).
+
+    Weights are computed in ``dtype`` (float32 for float32 / 16-bit inputs, as torch's opmath).
+    """
+    dtype = np.dtype(dtype)
+    dst = np.arange(n_out).astype(dtype)
+    if align_corners:
+        ratio = dtype.type(n_in - 1) / dtype.type(n_out - 1) if n_out > 1 else dtype.type(0)
+        src = ratio * dst
+    else:
+        ratio = _scale(n_in, n_out, scale, dtype)
+        src = np.maximum(ratio * (dst + dtype.type(0.5)) - dtype.type(0.5), dtype.type(0))
+    i0 = np.minimum(src.astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    m = np.zeros((n_out, n_in), dtype)
+    rows = np.arange(n_out)
+    np.add.at(m, (rows, i0), 1 - lam)
+    np.add.at(m, (rows, i1), lam)
+    return m
+
+
+def separable_2d(x, mh, mw):
+    """y[..., i, j] = sum_hw mh[i, h] x[..., h, w] mw[j, w], with two matmuls (numpy matrices are moved to
+    ``x``'s array module)."""
+    xp = namespace_of(x)
+    mh, mw = xp.asarray(mh), xp.asarray(mw)
+    lead = x.shape[:-2]
+    h, w = x.shape[-2:]
+    oh, ow = mh.shape[0], mw.shape[0]
+    b = math.prod(lead)
+    if b == 0 or h == 0 or w == 0:
+        return xp.zeros(lead + (oh, ow), x.dtype)
+    t = x.reshape(b * h, w) @ mw.T                                  # (b h, ow)
+    t = xp.ascontiguousarray(t.reshape(b, h, ow).transpose(0, 2, 1)).reshape(b * ow, h)
+    y = (t @ mh.T).reshape(b, ow, oh).transpose(0, 2, 1)            # (b, oh, ow)
+    return xp.ascontiguousarray(y).reshape(lead + (oh, ow))
+
+
+def resample_2d(x, mh, mw):
+    """``separable_2d`` in the input's opmath dtype, rounded back once."""
+    acc = _opmath(x.dtype)
+    return _back(separable_2d(x.astype(acc, copy=False), mh.astype(acc), mw.astype(acc)), x.dtype)
+
+
+def nearest_2d(x, hi, wi):
+    """x[..., hi[:, None], wi]: a gather, exact for every dtype."""
+    xp = namespace_of(x)
+    return x[..., xp.asarray(hi)[:, None], xp.asarray(wi)[None, :]]
