@@ -1,5 +1,9 @@
 """The autograd engine: graph nodes, the backward pass, grad modes and derivative formulas."""
-from . import api, formulas_elementwise, formulas_structure  # noqa: F401  (registers Autograd kernels)
+from . import api, formulas_elementwise, formulas_indexing, formulas_structure  # noqa: F401  (registers kernels)
+from . import formulas_nn_activation  # noqa: F401  (registers Autograd kernels)
+from . import formulas_nn_conv  # noqa: F401  (registers Autograd kernels)
+from .derivatives import register_nondifferentiable
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .api import backward, grad
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
@@ -7,6 +11,9 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .node import Node
 
+register_nondifferentiable()
+
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "gradcheck",
-           "gradgradcheck", "GradcheckError", "Node"]
+           "gradgradcheck", "GradcheckError", "Node", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
+           "is_anomaly_check_nan_enabled"]

@@ -1,6 +1,7 @@
 """``npusim.autograd.backward`` / ``grad`` and the Tensor methods that start a backward pass."""
 from __future__ import annotations
 
+from ..ops_namespace import aten
 from ..tensor import Tensor
 from . import engine
 
@@ -13,36 +14,38 @@ def _as_tuple(x):
     return tuple(x)
 
 
-def _make_grads(outputs, grads, is_grads_batched=False):
-    from ..ops_namespace import aten
-    out = []
+def _make_grads(outputs, grads):
+    """One gradient per output: given ones checked (shape) and cast to the output's dtype, missing ones made."""
     grads = (None,) * len(outputs) if grads is None else grads
     if len(grads) != len(outputs):
-        raise RuntimeError(f"grad requires one gradient per output: got {len(grads)} gradients for "
-                           f"{len(outputs)} outputs")
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    out = []
     for i, (o, g) in enumerate(zip(outputs, grads)):
         if g is None:
-            if not o.requires_grad:
-                out.append(None)
-                continue
-            if o.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not o.is_floating_point():
-                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
-                                   f"{o.dtype}")
-            out.append(aten.ones_like.default(o, memory_format="preserve_format"))
-        else:
-            if not isinstance(g, Tensor):
-                raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
-            if g.shape != o.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                                   f"output[{i}] has a shape of {o.shape}.")
-            if g.dtype.is_floating_point != o.dtype.is_floating_point:
-                raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the "
-                                   f"same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and "
-                                   f"output[{i}] has a dtype of {o.dtype}.")
+            if o.requires_grad:
+                if o.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not o.is_floating_point():
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                       f"{o.dtype}")
+                g = aten.ones_like.default(o, memory_format="preserve_format")
             out.append(g)
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+        if g._a.shape != o._a.shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
+                               f"shape of {o.shape}.")
+        if g._a.dtype != o._a.dtype and o.is_floating_point():
+            g = aten._to_copy.default(g, dtype=o.dtype)   # torch casts a gradient to its output's dtype
+        out.append(g)
     return out
+
+
+def _check_inputs(inputs):
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got {type(t).__name__}")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -51,17 +54,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     tensors = _as_tuple(tensors)
     if grad_variables is not None:
         grad_tensors = grad_variables
+    inputs = _as_tuple(inputs)
+    if inputs is not None:
+        if len(inputs) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        _check_inputs(inputs)
     grads = _make_grads(tensors, _as_tuple(grad_tensors))
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_tuple(inputs)
-    if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    pairs = [(t, g) for t, g in zip(tensors, grads) if g is not None or t.requires_grad]
-    if not pairs:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    engine.run_backward([t for t, _ in pairs], [g for _, g in pairs], retain_graph=retain_graph,
-                        create_graph=create_graph, inputs=inputs, accumulate=True, allow_unused=True)
+    engine.run_backward(tensors, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
+                        accumulate=True, allow_unused=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -74,21 +76,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
-    for t in inputs:
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad(): inputs must be Tensors, got {type(t).__name__}")
+    if len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    _check_inputs(inputs)
+    if is_grads_batched:
+        raise NotImplementedError("is_grads_batched=True is not supported")
     grads = _make_grads(outputs, _as_tuple(grad_outputs))
     if retain_graph is None:
         retain_graph = create_graph
-    pairs = [(t, g) for t, g in zip(outputs, grads) if t.requires_grad]
-    if not pairs:
-        raise RuntimeError("element 0 of tensors does not require grad and does not have a grad_fn")
-    res = engine.run_backward([t for t, _ in pairs], [g for _, g in pairs], retain_graph=retain_graph,
-                              create_graph=create_graph, inputs=inputs, accumulate=False,
-                              allow_unused=allow_unused)
+    res = engine.run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs,
+                              accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
-        from ..ops_namespace import aten
-        res = [aten.zeros_like.default(t) if r is None else r for t, r in zip(inputs, res)]
+        res = [aten.zeros_like.default(t, memory_format="preserve_format") if r is None else r
+               for t, r in zip(inputs, res)]
     return tuple(res)
 
 
@@ -103,18 +103,18 @@ def register_hook(self, hook):
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     am = self._am
-    from .node import _RemovableHandle
+    from .node import RemovableHandle
     if am.grad_fn is None:
         if am.hooks is None:
             am.hooks = []
         am.hooks.append(hook)
-        return _RemovableHandle(am.hooks, hook)
+        return RemovableHandle(am.hooks, hook)
     fn = am.grad_fn
     if fn._tensor_pre_hooks is None:
         fn._tensor_pre_hooks = {}
     lst = fn._tensor_pre_hooks.setdefault(am.output_nr, [])
     lst.append(hook)
-    return _RemovableHandle(lst, hook)
+    return RemovableHandle(lst, hook)
 
 
 def register_post_accumulate_grad_hook(self, hook):
@@ -126,8 +126,8 @@ def register_post_accumulate_grad_hook(self, hook):
     if am.post_accumulate_hooks is None:
         am.post_accumulate_hooks = []
     am.post_accumulate_hooks.append(hook)
-    from .node import _RemovableHandle
-    return _RemovableHandle(am.post_accumulate_hooks, hook)
+    from .node import RemovableHandle
+    return RemovableHandle(am.post_accumulate_hooks, hook)
 
 
 def retain_grad(self):
@@ -137,13 +137,28 @@ def retain_grad(self):
     if am.grad_fn is None:
         return
     import weakref
+    from .meta import ViewAutogradMeta
     am.retains_grad = True
+    ref = weakref.ref(self)
+    if am.__class__ is ViewAutogradMeta:
+        am.view_ref = ref   # a rebuilt grad_fn takes the retained gradient over
     fn = am.grad_fn
     if fn._retains is None:
         fn._retains = {}
-    fn._retains[am.output_nr] = weakref.ref(self)
+    fn._retains[am.output_nr] = ref
 
 
+def _get_requires_grad(self):
+    am = self._am
+    return am is not None and am.requires_grad
+
+
+def _set_requires_grad(self, value):
+    from .meta import set_requires_grad
+    set_requires_grad(self, value, attribute=True)
+
+
+Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad, doc="Whether gradients are recorded.")
 Tensor.backward = tensor_backward
 Tensor.register_hook = register_hook
 Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -2,84 +2,120 @@
 
 Nodes run once all the gradients flowing into them have arrived, the most
 recently created first among those ready (torch's order). The walk uses an
-explicit heap, never recursion, so a chain of 100,000 ops is fine. Backward runs
-in the calling thread, so its thread-local state (debug info, modes) is seen.
+explicit stack and heap, never recursion, so a chain of 100,000 ops is fine.
+Backward runs in the calling thread, so its thread-local state (debug info,
+modes) is seen.
 """
 from __future__ import annotations
 
-import heapq
-import itertools
 import sys
+from heapq import heappop, heappush
 
+import numpy as np
+
+from ..device import CPU
+from ..ops_namespace import aten
+from .. import record_function as _record_function
 from . import grad_mode
+from .anomaly_mode import _state as anomaly
+from .anomaly_mode import check_nan
 from .node import AccumulateGrad, edge_of
 
-_tie = itertools.count()
+_getrefcount = sys.getrefcount
+_ndarray = np.ndarray
+_np_add = np.add
+_CPU = CPU
 
 
-def _add(a, b):
-    from ..ops_namespace import aten
-    return aten.add.Tensor(a, b)
+_add = aten.add.Tensor
 
 
-def _steal_or_clone(g):
+def _steal_or_clone(g, owned_refs):
     """A tensor safe to store as ``.grad``: ``g`` itself if nothing else can see it, else a copy."""
-    from ..ops_namespace import aten
-    exclusive = sys.getrefcount(g) <= 3 and g._base is None and g._am is None
     a = g._a
-    if exclusive and a.flags.c_contiguous and a.flags.writeable and a.flags.owndata:
+    # owned_refs: the references the engine's own frames hold; any more and someone else can see g
+    flags = a.flags
+    if _getrefcount(g) <= owned_refs + 2 and g._base is None and g._am is None and flags.c_contiguous and \
+            getattr(flags, "writeable", True) and flags.owndata:   # CuPy's flags have no "writeable"
         return g
     return aten.clone.default(g.detach(), memory_format="contiguous_format")
 
 
-def _accumulate_into(t, g, create_graph):
-    from ..ops_namespace import aten
-    if t._am is None or t._am.grad is None:
-        g = _steal_or_clone(g) if not create_graph else g
-        if not create_graph and g._am is not None:
-            g = g.detach()
-        from .meta import write_grad
-        write_grad(t, g)
+def _accumulate_into(t, g, create_graph, owned_refs=0):
+    am = t._am
+    old = am.grad
+    if old is None:
+        if create_graph:
+            am.grad = g
+        elif g._am is None:
+            am.grad = _steal_or_clone(g, owned_refs + 1)
+        else:
+            am.grad = _steal_or_clone(g.detach(), 0)
         return
-    old = t._am.grad
-    if create_graph or old._am is not None and old._am.requires_grad:
-        t._am.grad = _add(old, g)
+    if create_graph or (old._am is not None and old._am.requires_grad):
+        am.grad = _add(old, g)
+        return
+    oa, ga = old._a, g._a
+    if old._device is _CPU and g._device is _CPU and oa.__class__ is _ndarray and ga.__class__ is _ndarray and \
+            oa.dtype == ga.dtype and oa.shape == ga.shape and oa.flags.writeable and old._base is None:
+        # the common cpu case: add in place without a dispatch round trip (the version still moves on)
+        _np_add(oa, ga, out=oa)
+        old._bump_version()
     else:
-        with grad_mode.no_grad():
+        enabled = grad_mode.tls.enabled
+        grad_mode.tls.enabled = False
+        try:
             aten.add_.Tensor(old, g)
+        finally:
+            grad_mode.tls.enabled = enabled
 
 
-def _collect(root_nodes):
-    """Every node reachable from the roots, and each node's children (non-None edges)."""
-    seen = set()
-    order = []
-    stack = list(root_nodes)
+def _dependencies(root_nodes):
+    """For every node reachable from the roots: how many edges lead into it."""
+    deps = {}
+    stack = []
+    for n in root_nodes:
+        if n not in deps:
+            deps[n] = 0
+            stack.append(n)
+    get = deps.get
     while stack:
         n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
+        for child, _ in n._next:
+            if child is not None:
+                c = get(child)
+                if c is None:
+                    deps[child] = 1
+                    stack.append(child)
+                else:
+                    deps[child] = c + 1
+    return deps
+
+
+def _restrict(deps, root_nodes, targets):
+    """Only the nodes that lie on a path to a target, with their dependency counts among themselves."""
+    # topological order (Kahn), then a reverse sweep marks nodes that reach a target
+    remaining = dict(deps)
+    order = []
+    stack = [n for n in dict.fromkeys(root_nodes) if remaining[n] == 0]
+    while stack:
+        n = stack.pop()
         order.append(n)
         for child, _ in n._next:
-            if child is not None and child not in seen:
-                stack.append(child)
-    return order
-
-
-def _needed(order, targets):
-    """Nodes that lie on a path to a target (post-order, computed without recursion)."""
-    needed = set(targets)
-    # iterate in reverse topological order: repeat until no change (graphs are DAGs; a fixpoint is cheap)
-    changed = True
-    while changed:
-        changed = False
-        for n in order:
-            if n in needed:
-                continue
-            if any(c in needed for c, _ in n._next if c is not None):
-                needed.add(n)
-                changed = True
-    return needed
+            if child is not None:
+                remaining[child] -= 1
+                if remaining[child] == 0:
+                    stack.append(child)
+    needed = set()
+    for n in reversed(order):
+        if n in targets or any(c in needed for c, _ in n._next if c is not None):
+            needed.add(n)
+    out = dict.fromkeys(needed, 0)
+    for n in needed:
+        for child, _ in n._next:
+            if child is not None and child in out:
+                out[child] += 1
+    return out
 
 
 def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accumulate=True, allow_unused=False):
@@ -90,120 +126,118 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
         if node is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         root_edges.append((node, nr))
+    root_nodes = [n for n, _ in root_edges]
+    deps = _dependencies(root_nodes)
 
-    order = _collect([n for n, _ in root_edges])
-    in_graph = set(order)
-
-    # What to capture: autograd.grad's inputs (or backward(inputs=...)'s leaves)
-    captures = {}
+    captures = None
     targets = None
     if inputs is not None:
-        targets = set()
+        captures, targets = {}, set()
         for idx, t in enumerate(inputs):
             node, nr = edge_of(t)
             if node is None:
+                if accumulate:
+                    raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             captures.setdefault(node, []).append((nr, idx))
             targets.add(node)
-        needed = _needed(order, targets)
-    else:
-        needed = in_graph
-
-    deps = dict.fromkeys(needed, 0)
-    for n in needed:
-        for child, _ in n._next:
-            if child is not None and child in deps:
-                deps[child] += 1
+        deps = _restrict(deps, root_nodes, targets)
 
     buffers = {}
     for (node, nr), g in zip(root_edges, grads):
-        if node not in needed:
-            continue
-        buf = buffers.setdefault(node, {})
-        buf[nr] = g if nr not in buf else _add(buf[nr], g)
+        if node in deps:
+            _put(buffers, node, nr, g)
 
     results = [None] * (len(inputs) if inputs is not None else 0)
     ready = []
-    pushed = set()
-    for node, _ in root_edges:
-        if node in needed and deps[node] == 0 and node not in pushed:
-            heapq.heappush(ready, (-node._seq, next(_tie), node))
-            pushed.add(node)
+    for node in dict.fromkeys(root_nodes):
+        if node in deps and deps[node] == 0:
+            heappush(ready, (-node._seq, id(node), node))
 
-    prev_mode = grad_mode.tls.enabled
-    grad_mode.tls.enabled = create_graph
+    anomaly_on = anomaly["enabled"]
+    tls = grad_mode.tls
+    prev_mode = tls.enabled
+    tls.enabled = create_graph
     try:
         while ready:
-            _, _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, {})
-            width = max(buf) + 1 if buf else 1
-            g_in = [buf.get(i) for i in range(width)]
-            _run_tensor_hooks(node, g_in)
-            if node in captures:
+            node = heappop(ready)[2]
+            g_in = buffers.pop(node, None) or [None]
+            # hooks live in the node's instance dict: an empty dict means none to look for
+            hooked = bool(node.__dict__)
+            if hooked and (node._tensor_pre_hooks is not None or node._retains is not None):
+                _run_tensor_hooks(node, g_in)
+            is_leaf = node.__class__ is AccumulateGrad
+            if is_leaf and g_in[0] is not None:
+                _run_leaf_hooks(node, g_in)
+            if captures is not None and node in captures:
                 for nr, idx in captures[node]:
                     results[idx] = g_in[nr] if nr < len(g_in) else None
-                if targets is not None and not accumulate and not any(
-                        c in needed for c, _ in node._next if c is not None):
-                    _release_children(node, deps, ready, needed, retain_graph)
+                if not accumulate and not any(c in deps for c, _ in node._next if c is not None):
                     continue
-            if isinstance(node, AccumulateGrad):
-                if accumulate and (targets is None or node in targets):
-                    _accumulate_leaf(node, g_in[0] if g_in else None, create_graph)
+            if is_leaf:
+                if accumulate:
+                    _accumulate_leaf(node, g_in, create_graph)
                 continue
-            if node._pre_hooks:
+            if hooked and node._pre_hooks is not None:
                 for hook in node._pre_hooks:
                     r = hook(tuple(g_in))
                     if r is not None:
                         g_in = list(r)
-            if all(g is None for g in g_in):
-                g_out = (None,) * len(node._next)
+            for g in g_in:
+                if g is not None:
+                    g_out = node.apply(tuple(g_in)) if not _record_function.ACTIVE else \
+                        _record_function.run_backward_node(node, tuple(g_in))   # BACKWARD_FUNCTION callbacks
+                    if anomaly_on and anomaly["enabled"] and anomaly["check_nan"]:
+                        check_nan(node, g_out)
+                    break
             else:
-                if node._released:
-                    raise RuntimeError(
-                        "Trying to backward through the graph a second time (or directly access saved tensors after "
-                        "they have already been freed). Saved intermediate values of the graph are freed when you "
-                        "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
-                        "through the graph a second time or if you need to access saved tensors after calling "
-                        "backward.")
-                g_out = node.apply(tuple(g_in))
-                if node._hooks:
-                    for hook in node._hooks:
-                        r = hook(tuple(g_out), tuple(g_in))
-                        if r is not None:
-                            g_out = tuple(r)
+                g_out = (None,) * len(node._next)
+            if hooked and node._hooks is not None:
+                for hook in node._hooks:
+                    r = hook(tuple(g_out), tuple(g_in))
+                    if r is not None:
+                        g_out = tuple(r)
             if not retain_graph:
                 node.release()
             for (child, nr), g in zip(node._next, g_out):
-                if child is None or child not in deps:
+                if child is None:
+                    continue
+                d = deps.get(child)
+                if d is None:
                     continue
                 if g is not None:
-                    cbuf = buffers.setdefault(child, {})
-                    cbuf[nr] = g if nr not in cbuf else _add(cbuf[nr], g)
-                deps[child] -= 1
-                if deps[child] == 0:
-                    heapq.heappush(ready, (-child._seq, next(_tie), child))
+                    _put(buffers, child, nr, g)
+                if d == 1:
+                    deps[child] = 0
+                    heappush(ready, (-child._seq, id(child), child))
+                else:
+                    deps[child] = d - 1
+            g = g_out = g_in = None   # hold no gradient past its node: lets AccumulateGrad steal it
     finally:
-        grad_mode.tls.enabled = prev_mode
+        tls.enabled = prev_mode
 
-    if inputs is not None and accumulate:
-        # backward(inputs=[non-leaf]) accumulates into that tensor's .grad too
-        for t, r in zip(inputs, results):
-            if r is not None and t._am.grad_fn is not None:
-                _accumulate_into(t, r, create_graph)
-    if inputs is not None and not accumulate:
-        for idx, r in enumerate(results):
-            if r is None and not allow_unused:
-                raise RuntimeError(f"The differentiated Tensor at index {idx} appears to not have been used in the "
-                                   f"graph. Set allow_unused=True if this is the desired behavior.")
+    if inputs is not None:
+        if accumulate:
+            # backward(inputs=[non-leaf]) accumulates into that tensor's .grad too
+            for t, r in zip(inputs, results):
+                if r is not None and t._am.grad_fn is not None:
+                    _accumulate_into(t, r, create_graph)
+        elif not allow_unused:
+            for idx, r in enumerate(results):
+                if r is None:
+                    raise RuntimeError(f"The differentiated Tensor at index {idx} appears to not have been used in "
+                                       f"the graph. Set allow_unused=True if this is the desired behavior.")
     return results
 
 
-def _release_children(node, deps, ready, needed, retain_graph):
-    for child, _ in node._next:
-        if child is not None and child in deps:
-            deps[child] -= 1
-            if deps[child] == 0:
-                heapq.heappush(ready, (-child._seq, next(_tie), child))
+def _put(buffers, node, nr, g):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * (nr + 1)
+    elif len(buf) <= nr:
+        buf.extend([None] * (nr + 1 - len(buf)))
+    old = buf[nr]
+    buf[nr] = g if old is None else _add(old, g)
 
 
 def _run_tensor_hooks(node, g_in):
@@ -222,23 +256,36 @@ def _run_tensor_hooks(node, g_in):
             t = ref()
             if t is not None and nr < len(g_in) and g_in[nr] is not None:
                 g = g_in[nr]
-                if t._am.grad is None:
-                    t._am.grad = g.detach().clone() if not grad_mode.tls.enabled else g
+                am = t._am
+                if am.grad is None:
+                    am.grad = g if grad_mode.tls.enabled else g.detach().clone()
                 else:
-                    t._am.grad = _add(t._am.grad, g)
+                    am.grad = _add(am.grad, g)
 
 
-def _accumulate_leaf(node: AccumulateGrad, g, create_graph):
-    leaf = node.variable
-    if leaf is None or g is None:
+def _run_leaf_hooks(node: AccumulateGrad, g_in):
+    """Hooks registered on a leaf see (and may replace) its gradient, also when autograd.grad captures it."""
+    leaf = node._variable()
+    if leaf is None:
         return
-    am = leaf._am
-    if am.hooks:
-        for fn in list(am.hooks):
+    hooks = leaf._am.hooks
+    if hooks:
+        g = g_in[0]
+        for fn in list(hooks):
             r = fn(g)
             if r is not None:
                 g = r
-    _accumulate_into(leaf, g, create_graph)
+        g_in[0] = g
+
+
+def _accumulate_leaf(node: AccumulateGrad, g_in, create_graph):
+    g = g_in[0]
+    g_in[0] = None
+    leaf = node._variable()
+    if leaf is None or g is None:
+        return
+    am = leaf._am
+    _accumulate_into(leaf, g, create_graph, owned_refs=1)
     if am.post_accumulate_hooks:
         for fn in list(am.post_accumulate_hooks):
             fn(leaf)

@@ -5,7 +5,7 @@ import math
 
 from ..ops_namespace import aten
 from ..tensor import Tensor
-from .derivatives import derivative
+from .derivatives import TensorMeta, derivative
 
 _mul, _div, _add, _sub, _neg = (aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor,
                                 aten.neg.default)
@@ -27,8 +27,8 @@ def sum_to(g, shape):
 
 
 def as_input(g, t):
-    """A gradient in an input's shape, dtype and device (broadcasting and mixed dtypes undone)."""
-    if not isinstance(t, Tensor):
+    """A gradient in an input's (or a saved TensorMeta's) shape and dtype: broadcasting and mixed dtypes undone."""
+    if not isinstance(t, (Tensor, TensorMeta)):
         return None
     g = sum_to(g, t.shape)
     if g.dtype is not t.dtype:
@@ -42,26 +42,29 @@ def _zeros(g):
 
 # --- arithmetic -----------------------------------------------------------------------------------------
 
+# sums and differences need only their inputs' shapes and dtypes: nothing to free, so (as in torch)
+# a second backward through them works without retain_graph
 @derivative("add.Tensor", "add.Scalar", "add_.Tensor", "add_.Scalar", inputs=("self", "other"),
-            save=("self", "other", "alpha"))
+            save=("self_meta", "other_meta", "alpha"))
 def add_backward(ctx, g):
     n = ctx.needs_input_grad
-    return (as_input(g, ctx.self) if n[0] else None,
-            as_input(g if ctx.alpha == 1 else _mul(g, ctx.alpha), ctx.other) if n[1] else None)
+    return (as_input(g, ctx.self_meta) if n[0] else None,
+            as_input(g if ctx.alpha == 1 else _mul(g, ctx.alpha), ctx.other_meta) if n[1] else None)
 
 
 @derivative("sub.Tensor", "sub.Scalar", "sub_.Tensor", "sub_.Scalar", inputs=("self", "other"),
-            save=("self", "other", "alpha"))
+            save=("self_meta", "other_meta", "alpha"))
 def sub_backward(ctx, g):
     n = ctx.needs_input_grad
-    return (as_input(g, ctx.self) if n[0] else None,
-            as_input(_mul(g, -ctx.alpha), ctx.other) if n[1] else None)
+    return (as_input(g, ctx.self_meta) if n[0] else None,
+            as_input(_mul(g, -ctx.alpha), ctx.other_meta) if n[1] else None)
 
 
-@derivative("rsub.Tensor", "rsub.Scalar", inputs=("self", "other"), save=("self", "other", "alpha"))
+@derivative("rsub.Tensor", "rsub.Scalar", inputs=("self", "other"), save=("self_meta", "other_meta", "alpha"))
 def rsub_backward(ctx, g):
     n = ctx.needs_input_grad
-    return (as_input(_mul(g, -ctx.alpha), ctx.self) if n[0] else None, as_input(g, ctx.other) if n[1] else None)
+    return (as_input(_mul(g, -ctx.alpha), ctx.self_meta) if n[0] else None,
+            as_input(g, ctx.other_meta) if n[1] else None)
 
 
 @derivative("mul.Tensor", "mul.Scalar", "mul_.Tensor", "mul_.Scalar", inputs=("self", "other"),
@@ -127,6 +130,27 @@ def pow_scalar_base_backward(ctx, g):
     if base == 0:
         return _zeros(g)
     return _mul(_mul(g, ctx.result), math.log(base))
+
+
+@derivative("remainder.Tensor", "remainder_.Tensor", "remainder.Scalar", "remainder_.Scalar",
+            inputs=("self", "other"), save=("self", "other"))
+def remainder_backward(ctx, g):
+    # self - floor(self / other) * other: the quotient is piecewise constant
+    n = ctx.needs_input_grad
+    go = None
+    if n[1]:
+        go = as_input(_neg(_mul(g, aten.div.Tensor_mode(ctx.self, ctx.other, rounding_mode="floor"))), ctx.other)
+    return (as_input(g, ctx.self) if n[0] else None, go)
+
+
+@derivative("fmod.Tensor", "fmod_.Tensor", "fmod.Scalar", "fmod_.Scalar", inputs=("self", "other"),
+            save=("self", "other"))
+def fmod_backward(ctx, g):
+    n = ctx.needs_input_grad
+    go = None
+    if n[1]:
+        go = as_input(_neg(_mul(g, aten.div.Tensor_mode(ctx.self, ctx.other, rounding_mode="trunc"))), ctx.other)
+    return (as_input(g, ctx.self) if n[0] else None, go)
 
 
 @derivative("neg", "neg_")
@@ -309,8 +333,17 @@ def clamp_tensor_backward(ctx, g):
     if hi is not None:
         inside = aten.logical_and.default(inside, aten.le.Tensor(x, hi))
     gx = as_input(_masked(g, inside), x) if n[0] else None
-    glo = as_input(_masked(g, aten.lt.Tensor(x, lo)), lo) if n[1] and lo is not None else None
-    ghi = as_input(_masked(g, aten.gt.Tensor(x, hi)), hi) if n[2] and hi is not None else None
+    glo = ghi = None
+    if n[1] and lo is not None:
+        below = aten.lt.Tensor(x, lo)
+        if hi is not None:   # min > max: the result is max, min gets nothing (torch's rule)
+            below = aten.logical_and.default(below, aten.lt.Tensor(lo, hi))
+        glo = as_input(_masked(g, below), lo)
+    if n[2] and hi is not None:
+        above = aten.gt.Tensor(x, hi)
+        if lo is not None:
+            above = aten.logical_or.default(above, aten.lt.Tensor(hi, lo))
+        ghi = as_input(_masked(g, above), hi)
     return gx, glo, ghi
 
 
@@ -322,6 +355,22 @@ def clamp_min_backward(ctx, g):
 @derivative("clamp_max", "clamp_max_", inputs=("self",), save=("self", "max"))
 def clamp_max_backward(ctx, g):
     return _masked(g, aten.le.Scalar(ctx.self, ctx.max))
+
+
+@derivative("clamp_min.Tensor", inputs=("self", "min"), save=("self", "min"))
+def clamp_min_tensor_backward(ctx, g):
+    x, lo = ctx.self, ctx.min
+    n = ctx.needs_input_grad
+    return (as_input(_masked(g, aten.ge.Tensor(x, lo)), x) if n[0] else None,
+            as_input(_masked(g, aten.lt.Tensor(x, lo)), lo) if n[1] else None)
+
+
+@derivative("clamp_max.Tensor", inputs=("self", "max"), save=("self", "max"))
+def clamp_max_tensor_backward(ctx, g):
+    x, hi = ctx.self, ctx.max
+    n = ctx.needs_input_grad
+    return (as_input(_masked(g, aten.le.Tensor(x, hi)), x) if n[0] else None,
+            as_input(_masked(g, aten.gt.Tensor(x, hi)), hi) if n[1] else None)
 
 
 def _bool():
@@ -350,11 +399,12 @@ def minimum_backward(ctx, g):
     return _max_min_backward(ctx, g, aten.lt.Tensor)
 
 
-@derivative("lerp.Scalar", "lerp_.Scalar", inputs=("self", "end"), save=("self", "end", "weight"))
+@derivative("lerp.Scalar", "lerp_.Scalar", inputs=("self", "end"), save=("self_meta", "end_meta", "weight"))
 def lerp_scalar_backward(ctx, g):
     w = ctx.weight
     n = ctx.needs_input_grad
-    return (as_input(_mul(g, 1 - w), ctx.self) if n[0] else None, as_input(_mul(g, w), ctx.end) if n[1] else None)
+    return (as_input(_mul(g, 1 - w), ctx.self_meta) if n[0] else None,
+            as_input(_mul(g, w), ctx.end_meta) if n[1] else None)
 
 
 @derivative("lerp.Tensor", "lerp_.Tensor", inputs=("self", "end", "weight"), save=("self", "end", "weight"))
@@ -367,13 +417,13 @@ def lerp_tensor_backward(ctx, g):
 
 
 @derivative("where.self", "where.ScalarOther", "where.ScalarSelf", inputs=("self", "other"),
-            save=("condition", "self", "other"))
+            save=("condition", "self_meta", "other_meta"))
 def where_backward(ctx, g):
     c = ctx.condition
     n = ctx.needs_input_grad
     z = _zeros(g)
-    return (as_input(aten.where.self(c, g, z), ctx.self) if n[0] else None,
-            as_input(aten.where.self(c, z, g), ctx.other) if n[1] else None)
+    return (as_input(aten.where.self(c, g, z), ctx.self_meta) if n[0] else None,
+            as_input(aten.where.self(c, z, g), ctx.other_meta) if n[1] else None)
 
 
 @derivative("nan_to_num", "nan_to_num_", save=("self",))
@@ -396,9 +446,9 @@ def masked_fill_tensor_backward(ctx, g):
 
 # --- copies ---------------------------------------------------------------------------------------------------
 
-@derivative("_to_copy", save=("self",))
+@derivative("_to_copy", save=("self_meta",))
 def to_copy_backward(ctx, g):
-    x = ctx.self
+    x = ctx.self_meta
     return aten._to_copy.default(g, dtype=x.dtype, device=x.device)
 
 
@@ -407,20 +457,62 @@ def clone_backward(ctx, g):
     return g
 
 
-@derivative("copy_", inputs=("self", "src"), save=("src",))
+@derivative("copy_", inputs=("self", "src"), save=("src_meta",))
 def copy_backward(ctx, g):
-    src = ctx.src
+    src = ctx.src_meta
     n = ctx.needs_input_grad
     gs = None
     if n[1]:
-        gs = g if g.device == src.device else aten._to_copy.default(g, device=src.device)
+        gs = g if g._device is src.device else aten._to_copy.default(g, device=src.device)
         gs = as_input(gs, src)
     return (_zeros(g) if n[0] else None, gs)
 
 
-@derivative("fill_.Scalar", "zero_")
+@derivative("fill_.Scalar", "zero_", "uniform_", "normal_", "random_", "random_.from", "random_.to",
+            "exponential_", "bernoulli_.float")
 def fill_backward(ctx, g):
     return _zeros(g)
+
+
+@derivative("eq_.Tensor", "eq_.Scalar", "ne_.Tensor", "ne_.Scalar", "lt_.Tensor", "lt_.Scalar", "le_.Tensor",
+            "le_.Scalar", "gt_.Tensor", "gt_.Scalar", "ge_.Tensor", "ge_.Scalar", inputs=("self", "other"),
+            save=("other_meta",))
+def compare_inplace_backward(ctx, g):
+    # a comparison written into a float tensor: a step function, zero gradient everywhere
+    n = ctx.needs_input_grad
+    meta = ctx.other_meta
+    go = aten.zeros.default(list(meta.shape), dtype=meta.dtype, device=meta.device) if n[1] and meta else None
+    return (_zeros(g) if n[0] else None, go)
+
+
+@derivative("bernoulli_.Tensor", inputs=("self", "p"), save=("p_meta",))
+def bernoulli_tensor_inplace_backward(ctx, g):
+    n = ctx.needs_input_grad
+    meta = ctx.p_meta
+    return (_zeros(g) if n[0] else None,
+            aten.zeros.default(list(meta.shape), dtype=meta.dtype, device=meta.device) if n[1] else None)
+
+
+@derivative("bernoulli", inputs=("self",))
+def bernoulli_backward(ctx, g):
+    return _zeros(g)
+
+
+@derivative("normal.Tensor_float", inputs=("mean",))
+def normal_mean_backward(ctx, g):
+    return _zeros(g)
+
+
+@derivative("normal.float_Tensor", inputs=("std",))
+def normal_std_backward(ctx, g):
+    return _zeros(g)
+
+
+@derivative("normal.Tensor_Tensor", inputs=("mean", "std"), save=("mean_meta", "std_meta"))
+def normal_tensors_backward(ctx, g):
+    n = ctx.needs_input_grad
+    return tuple(aten.zeros.default(list(m.shape), dtype=g.dtype, device=g.device) if need else None
+                 for m, need in zip((ctx.mean_meta, ctx.std_meta), n))
 
 
 @derivative("fill_.Tensor", inputs=("self", "value"))

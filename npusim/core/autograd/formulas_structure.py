@@ -25,26 +25,26 @@ def _unreduce(g, shape, dims, keepdim):
 
 # --- reductions ----------------------------------------------------------------------------------------------
 
-@derivative("sum", save=("self",))
+@derivative("sum", save=("self_meta",))
 def sum_backward(ctx, g):
-    return aten.expand.default(g, list(ctx.self.shape))
+    return aten.expand.default(g, list(ctx.self_meta.shape))
 
 
-@derivative("sum.dim_IntList", save=("self", "dim", "keepdim"))
+@derivative("sum.dim_IntList", save=("self_meta", "dim", "keepdim"))
 def sum_dim_backward(ctx, g):
-    x = ctx.self
+    x = ctx.self_meta
     return _unreduce(g, x.shape, _dims(ctx.dim, x.dim()), ctx.keepdim)
 
 
-@derivative("mean", save=("self",))
+@derivative("mean", save=("self_meta",))
 def mean_backward(ctx, g):
-    x = ctx.self
+    x = ctx.self_meta
     return _div(aten.expand.default(g, list(x.shape)), max(x.numel(), 1))
 
 
-@derivative("mean.dim", save=("self", "dim", "keepdim"))
+@derivative("mean.dim", save=("self_meta", "dim", "keepdim"))
 def mean_dim_backward(ctx, g):
-    x = ctx.self
+    x = ctx.self_meta
     dims = _dims(ctx.dim, x.dim())
     n = 1
     for d in dims:
@@ -147,6 +147,39 @@ def std_backward(ctx, g):
     return _var_grad(x, gv, dims, c, ctx.keepdim)
 
 
+@derivative("var_mean.correction", save=("self", "dim", "correction", "keepdim"))
+def var_mean_backward(ctx, g_var=None, g_mean=None):
+    x = ctx.self
+    c = 1 if ctx.correction is None else ctx.correction
+    dims = _dims(ctx.dim, x.dim())
+    return _add_opt(_var_grad(x, g_var, dims, c, ctx.keepdim) if g_var is not None else None,
+                    _mean_grad(x, g_mean, dims, ctx.keepdim) if g_mean is not None else None)
+
+
+@derivative("std_mean.correction", save=("self", "dim", "correction", "keepdim"), save_result=True)
+def std_mean_backward(ctx, g_std=None, g_mean=None):
+    x = ctx.self
+    c = 1 if ctx.correction is None else ctx.correction
+    dims = _dims(ctx.dim, x.dim())
+    gv = None
+    if g_std is not None:
+        gv = _var_grad(x, _div(g_std, _mul(ctx.result[0], 2)), dims, c, ctx.keepdim)
+    return _add_opt(gv, _mean_grad(x, g_mean, dims, ctx.keepdim) if g_mean is not None else None)
+
+
+def _mean_grad(x, g, dims, keepdim):
+    n = 1
+    for d in dims:
+        n *= x.shape[d] if x.dim() else 1
+    return _div(_unreduce(g, x.shape, dims, keepdim), max(n, 1))
+
+
+def _add_opt(a, b):
+    if a is None:
+        return b
+    return a if b is None else _add(a, b)
+
+
 @derivative("norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", save=("self", "p", "dim", "keepdim"),
             save_result=True)
 def norm_backward(ctx, g):
@@ -183,9 +216,9 @@ def logsumexp_backward(ctx, g):
     return _mul(_unreduce(g, x.shape, dims, ctx.keepdim), aten.exp.default(_sub(x, r)))
 
 
-@derivative("cumsum", "cumsum_", save=("self", "dim"))
+@derivative("cumsum", "cumsum_", save=("self_meta", "dim"))
 def cumsum_backward(ctx, g):
-    x = ctx.self
+    x = ctx.self_meta
     if x.dim() == 0:
         return g
     dim = ctx.dim % x.dim()
@@ -193,28 +226,30 @@ def cumsum_backward(ctx, g):
     return as_input(r, x)
 
 
+def _reverse_cumsum(v, dim):
+    return aten.flip.default(aten.cumsum.default(aten.flip.default(v, [dim]), dim), [dim])
+
+
 @derivative("cumprod", "cumprod_", save=("self", "dim"), save_result=True)
 def cumprod_backward(ctx, g):
     x = ctx.self
     if x.dim() == 0 or x.numel() == 0:
-        return g
+        return as_input(g, x)
     dim = ctx.dim % x.dim()
-    r = ctx.result
-    if not bool(aten.any.default(aten.eq.Scalar(x, 0))):
-        # d out_j / d x_i = out_j / x_i for j >= i
-        s = aten.flip.default(aten.cumsum.default(aten.flip.default(_mul(g, r), [dim]), dim), [dim])
-        return as_input(_div(s, x), x)
-    # with zeros: sum_j>=i g_j * prod_{k<=j, k!=i} x_k, computed column by column
-    n = x.shape[dim]
-    cols = []
-    for i in range(n):
-        xi = aten.narrow.default(x, dim, i, n - i)
-        ones = aten.ones_like.default(aten.narrow.default(xi, dim, 0, 1))
-        prefix = aten.narrow.default(r, dim, i - 1, 1) if i > 0 else ones
-        rest = aten.cat.default([ones, aten.narrow.default(xi, dim, 1, n - i - 1)], dim) if n - i > 1 else ones
-        prods = _mul(aten.cumprod.default(rest, dim), prefix)
-        cols.append(aten.sum.dim_IntList(_mul(aten.narrow.default(g, dim, i, n - i), prods), [dim], True))
-    return as_input(aten.cat.default(cols, dim), x)
+    out = ctx.result
+    # d out_j / d x_i = prod_{m <= j, m != i} x_m for j >= i. Before a slice's first zero this is
+    # out_j / x_i; at the first zero it is the cumprod with that zero read as 1; after it, 0.
+    zero = aten.eq.Scalar(x, 0)
+    zeros_so_far = aten.cumsum.default(zero, dim)
+    before = aten.eq.Scalar(zeros_so_far, 0)
+    first_zero = aten.logical_and.default(zero, aten.eq.Scalar(zeros_so_far, 1))
+    one = aten.ones_like.default(x)
+    safe_x = aten.where.self(before, x, one)
+    g_before = _div(_reverse_cumsum(_mul(g, out), dim), safe_x)
+    zero_as_one = aten.cumprod.default(aten.where.self(first_zero, one, x), dim)
+    g_at_zero = _reverse_cumsum(_mul(g, zero_as_one), dim)
+    r = aten.where.self(before, g_before, aten.where.self(first_zero, g_at_zero, aten.zeros_like.default(g_at_zero)))
+    return as_input(r, x)
 
 
 @derivative("softmax.int", "_softmax", save=("dim",), save_result=True)
@@ -235,18 +270,22 @@ def log_softmax_backward(ctx, g):
 
 # --- views and shape -------------------------------------------------------------------------------------------
 
-@derivative("view", "reshape", "flatten.using_ints", "unflatten.int", "squeeze", "squeeze.dim", "squeeze.dims",
-            save=("self",))
+@derivative("view", "squeeze", "squeeze.dim", "squeeze.dims", save=("self_meta",))
 def reshape_backward(ctx, g):
-    return aten.reshape.default(g, list(ctx.self.shape))
+    return aten.reshape.default(g, list(ctx.self_meta.shape))
 
 
-@derivative("view.dtype", save=("self",))
+# torch's reshape, flatten and unflatten are views recorded as ViewBackward0
+derivative("reshape", "flatten.using_ints", "unflatten.int", save=("self_meta",), name="ViewBackward0")(
+    reshape_backward)
+
+
+@derivative("view.dtype", save=("self_meta",))
 def view_dtype_backward(ctx, g):
-    return aten.view.dtype(g, ctx.self.dtype)
+    return aten.view.dtype(g, ctx.self_meta.dtype)
 
 
-@derivative("unsqueeze", save=("self", "dim"))
+@derivative("unsqueeze", save=("dim",))
 def unsqueeze_backward(ctx, g):
     return aten.squeeze.dim(g, ctx.dim)
 
@@ -270,9 +309,9 @@ def t_backward(ctx, g):
     return aten.t.default(g)
 
 
-@derivative("expand", save=("self",))
+@derivative("expand", save=("self_meta",))
 def expand_backward(ctx, g):
-    return sum_to(g, ctx.self.shape)
+    return sum_to(g, ctx.self_meta.shape)
 
 
 @derivative("alias", "contiguous")
@@ -280,70 +319,80 @@ def identity_backward(ctx, g):
     return g
 
 
-def _embed(g, x, place):
-    """Gradient of a view: zeros of x's shape with ``place(zeros)`` (a view) holding g."""
-    from .grad_mode import no_grad
-    z = aten.zeros_like.default(x, memory_format="contiguous_format")
-    with no_grad():
-        aten.copy_.default(place(z), g)
+def _embed(g, meta, place):
+    """Gradient of a view: zeros of the input's shape with ``place(zeros)`` (a view) holding g.
+
+    The copy into the view is an in-place op on a view, so with create_graph it is recorded
+    (CopySlices) and the result is differentiable again.
+    """
+    z = aten.zeros.default(list(meta.shape), dtype=g.dtype, device=g.device)
+    aten.copy_.default(place(z), g)
     return z
 
 
-@derivative("select.int", save=("self", "dim", "index"))
+@derivative("select.int", save=("self_meta", "dim", "index"))
 def select_backward(ctx, g):
-    return _embed(g, ctx.self, lambda z: aten.select.int(z, ctx.dim, ctx.index))
+    return _embed(g, ctx.self_meta, lambda z: aten.select.int(z, ctx.dim, ctx.index))
 
 
-@derivative("slice.Tensor", save=("self", "dim", "start", "end", "step"))
+@derivative("slice.Tensor", save=("self_meta", "dim", "start", "end", "step"))
 def slice_backward(ctx, g):
-    return _embed(g, ctx.self, lambda z: aten.slice.Tensor(z, ctx.dim, ctx.start, ctx.end, ctx.step))
+    return _embed(g, ctx.self_meta, lambda z: aten.slice.Tensor(z, ctx.dim, ctx.start, ctx.end, ctx.step))
 
 
-@derivative("narrow", save=("self", "dim", "start", "length"))
+@derivative("narrow", save=("self_meta", "dim", "start", "length"))
 def narrow_backward(ctx, g):
-    return _embed(g, ctx.self, lambda z: aten.narrow.default(z, ctx.dim, ctx.start, ctx.length))
+    return _embed(g, ctx.self_meta, lambda z: aten.narrow.default(z, ctx.dim, ctx.start, ctx.length))
 
 
-@derivative("diagonal", save=("self", "offset", "dim1", "dim2"))
+@derivative("diagonal", save=("self_meta", "offset", "dim1", "dim2"))
 def diagonal_backward(ctx, g):
-    return _embed(g, ctx.self, lambda z: aten.diagonal.default(z, ctx.offset, ctx.dim1, ctx.dim2))
+    return _embed(g, ctx.self_meta, lambda z: aten.diagonal.default(z, ctx.offset, ctx.dim1, ctx.dim2))
 
 
-@derivative("as_strided", save=("self", "size", "stride", "storage_offset"))
+@derivative("as_strided", save=("self_geometry", "size", "stride", "storage_offset"))
 def as_strided_backward(ctx, g):
-    x = ctx.self
-    base_offset = x.storage_offset()
+    x = ctx.self_geometry
+    base_offset = x.storage_offset
     offset = ctx.storage_offset if ctx.storage_offset is not None else base_offset
-    # index the input's elements through its own strides, then scatter the gradient there
-    z = aten.zeros.default([x.untyped_storage().nbytes() // x.element_size()], dtype=g.dtype, device=g.device)
-    from .grad_mode import no_grad
-    with no_grad():
-        flat_idx = aten.as_strided.default(aten.arange.default(z.numel(), device=g.device), list(ctx.size),
-                                           list(ctx.stride), offset)
-        aten.index_put_.default(z, [aten.reshape.default(flat_idx, [-1])], aten.reshape.default(g, [-1]), True)
-        src_idx = aten.as_strided.default(aten.arange.default(z.numel(), device=g.device), list(x.shape),
-                                          list(x.stride()), base_offset)
-        return aten.index.Tensor(z, [src_idx])
+    n = x.storage_numel
+    # storage positions read by the output and by the input: the gradient goes storage-wise between them
+    positions = aten.arange.default(n, device=g.device)
+    out_pos = aten.reshape.default(aten.as_strided.default(positions, list(ctx.size), list(ctx.stride), offset),
+                                   [-1])
+    in_pos = aten.as_strided.default(positions, list(x.shape), list(x.strides), base_offset)
+    z = aten.zeros.default([n], dtype=g.dtype, device=g.device)
+    per_storage = aten.index_put.default(z, [out_pos], aten.reshape.default(g, [-1]), True)
+    return aten.index.Tensor(per_storage, [in_pos])
 
 
 def _cat_grads(grads, pieces, dim):
     return [aten.zeros_like.default(p) if gr is None else gr for gr, p in zip(grads, pieces)]
 
 
-@derivative("unbind.int", save=("self", "dim"))
+@derivative("unbind.int", save=("self_meta", "dim"))
 def unbind_backward(ctx, *grads):
-    x = ctx.self
+    x = ctx.self_meta
     dim = ctx.dim % max(x.dim(), 1)
-    parts = [aten.zeros_like.default(aten.select.int(x, dim, 0)) if gr is None else gr for gr in grads]
+    n = x.shape[dim] if x.dim() else 1
+    part = list(x.shape[:dim]) + list(x.shape[dim + 1:])
+    ref = next(gr for gr in grads if gr is not None)
+    grads = list(grads) + [None] * (n - len(grads))
+    parts = [aten.zeros.default(part, dtype=ref.dtype, device=ref.device) if gr is None else gr for gr in grads]
     return aten.stack.default(parts, dim)
 
 
-@derivative("split.Tensor", "split_with_sizes", "chunk", save=("self", "dim"), save_result=True)
+@derivative("split.Tensor", "split_with_sizes", save=("self_meta", "dim"), save_result=True)
 def split_backward(ctx, *grads):
-    x = ctx.self
+    x = ctx.self_meta
     dim = ctx.dim % max(x.dim(), 1)
     pieces = ctx.result
+    grads = list(grads) + [None] * (len(pieces) - len(grads))
     return aten.cat.default(_cat_grads(grads, pieces, dim), dim)
+
+
+# torch's chunk is a split: its outputs are SplitBackward0's
+derivative("chunk", save=("self_meta", "dim"), save_result=True, name="SplitBackward0")(split_backward)
 
 
 # --- matrix products ---------------------------------------------------------------------------------------------
@@ -389,11 +438,11 @@ def matmul_backward(ctx, g):
     return ga, gb
 
 
-@derivative("addmm", "addmm_", inputs=("self", "mat1", "mat2"), save=("self", "mat1", "mat2", "beta", "alpha"))
+@derivative("addmm", "addmm_", inputs=("self", "mat1", "mat2"), save=("self_meta", "mat1", "mat2", "beta", "alpha"))
 def addmm_backward(ctx, g):
     n = ctx.needs_input_grad
     alpha, beta = ctx.alpha, ctx.beta
-    gs = as_input(_mul(g, beta) if beta != 1 else g, ctx.self) if n[0] else None
+    gs = as_input(_mul(g, beta) if beta != 1 else g, ctx.self_meta) if n[0] else None
     g_alpha = _mul(g, alpha) if alpha != 1 else g
     return (gs, aten.mm.default(g_alpha, _mT(ctx.mat2)) if n[1] else None,
             aten.mm.default(_mT(ctx.mat1), g_alpha) if n[2] else None)
@@ -423,36 +472,37 @@ def outer_backward(ctx, g):
     return (aten.mv.default(g, ctx.vec2) if n[0] else None, aten.mv.default(_mT(g), ctx.self) if n[1] else None)
 
 
-@derivative("addmv", inputs=("self", "mat", "vec"), save=("self", "mat", "vec", "beta", "alpha"))
+@derivative("addmv", inputs=("self", "mat", "vec"), save=("self_meta", "mat", "vec", "beta", "alpha"))
 def addmv_backward(ctx, g):
     n = ctx.needs_input_grad
     ga = _mul(g, ctx.alpha)
-    return (as_input(_mul(g, ctx.beta), ctx.self) if n[0] else None,
+    return (as_input(_mul(g, ctx.beta), ctx.self_meta) if n[0] else None,
             aten.outer.default(ga, ctx.vec) if n[1] else None,
             aten.mv.default(_mT(ctx.mat), ga) if n[2] else None)
 
 
-@derivative("baddbmm", inputs=("self", "batch1", "batch2"), save=("self", "batch1", "batch2", "beta", "alpha"))
+@derivative("baddbmm", inputs=("self", "batch1", "batch2"), save=("self_meta", "batch1", "batch2", "beta", "alpha"))
 def baddbmm_backward(ctx, g):
     n = ctx.needs_input_grad
     ga = _mul(g, ctx.alpha)
-    return (as_input(_mul(g, ctx.beta), ctx.self) if n[0] else None,
+    return (as_input(_mul(g, ctx.beta), ctx.self_meta) if n[0] else None,
             aten.bmm.default(ga, _mT(ctx.batch2)) if n[1] else None,
             aten.bmm.default(_mT(ctx.batch1), ga) if n[2] else None)
 
 
 # --- joining ---------------------------------------------------------------------------------------------------
 
-@derivative("cat", inputs=("tensors",), save=("tensors", "dim"))
+@derivative("cat", inputs=("tensors",), save=("tensors_meta", "dim"))
 def cat_backward(ctx, g):
-    ts = ctx.tensors
+    ts = ctx.tensors_meta
     dim = ctx.dim
     out, start = [], 0
+    # torch skips 1-D empty tensors in cat, whatever their dims
     ref = next((t for t in ts if t.dim() > 0 and not (t.dim() == 1 and t.shape[0] == 0)), ts[0])
     d = dim % max(ref.dim(), 1)
     for t, need in zip(ts, ctx.needs_input_grad[0]):
         if t.dim() == 1 and t.shape[0] == 0 and ref.dim() != 1:
-            out.append(aten.zeros_like.default(t) if need else None)
+            out.append(aten.zeros.default([0], dtype=t.dtype, device=t.device) if need else None)
             continue
         size = t.shape[d]
         out.append(as_input(aten.narrow.default(g, d, start, size), t) if need else None)
@@ -460,9 +510,9 @@ def cat_backward(ctx, g):
     return (out,)
 
 
-@derivative("stack", inputs=("tensors",), save=("tensors", "dim"))
+@derivative("stack", inputs=("tensors",), save=("tensors_meta", "dim"))
 def stack_backward(ctx, g):
-    ts = ctx.tensors
+    ts = ctx.tensors_meta
     dim = ctx.dim % (ts[0].dim() + 1)
     return ([as_input(aten.select.int(g, dim, i), t) if need else None
              for i, (t, need) in enumerate(zip(ts, ctx.needs_input_grad[0]))],)

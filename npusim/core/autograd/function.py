@@ -1,13 +1,17 @@
 """``npusim.autograd.Function``: user-defined forward and backward.
 
 ``MyFn.apply(*args)`` runs ``forward`` with grad recording off, then records a
-node whose backward calls ``MyFn.backward(ctx, *grads)``.
+node whose backward calls ``MyFn.backward(ctx, *grads)``. The node is also the
+``ctx``: what forward saves on it, backward reads.
 """
 from __future__ import annotations
 
+import functools
+
+from ..ops_namespace import aten
 from ..tensor import Tensor
 from . import grad_mode
-from .meta import AutogradMeta
+from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of
 
 
@@ -15,9 +19,9 @@ class FunctionCtx:
     """The ``ctx`` of a custom Function: saved tensors and flags."""
 
     def save_for_backward(self, *tensors):
-        for t in tensors:
+        for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError("save_for_backward can only save variables, but argument 0 is of type "
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._to_save = tensors
 
@@ -38,26 +42,47 @@ class BackwardCFunction(Node, FunctionCtx):
     """The graph node of one custom Function call (also its ``ctx``)."""
 
     __slots__ = ()
+    _cls = None
 
     def apply(self, grads):
         cls = self._cls
+        outs = self._out_meta
+        if len(grads) < len(outs):
+            grads = tuple(grads) + (None,) * (len(outs) - len(grads))
         if self._materialize:
-            from ..ops_namespace import aten
-            grads = tuple(aten.zeros_like.default(o) if g is None else g for g, o in zip(grads, self._out_meta))
+            grads = tuple(aten.zeros.default(list(shape), dtype=dtype, device=device) if g is None else g
+                          for g, (shape, dtype, device) in zip(grads, outs))
         r = cls.backward(self, *grads)
         if not isinstance(r, tuple):
             r = (r,)
-        n_inputs = len(self._input_is_tensor)
-        if len(r) < n_inputs:
-            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                               f"(expected {n_inputs}, got {len(r)})")
-        if len(r) > n_inputs and any(x is not None for x in r[n_inputs:]):
-            raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of gradients "
-                               f"(expected {n_inputs}, got {len(r)})")
+        return self._check_grads(r)
+
+    def _check_grads(self, r):
+        """torch's checks on what backward returned: count, non-tensor inputs, shapes (summed if broadcast)."""
+        name = self.name()
+        inputs = self._inputs
+        n_inputs = len(inputs)
+        if len(r) != n_inputs:
+            if len(r) < n_inputs or any(x is not None for x in r[n_inputs:]):
+                raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
+                                   f"{n_inputs}, got {len(r)})")
+            r = r[:n_inputs]
         out = []
-        for g, is_t in zip(r[:n_inputs], self._input_is_tensor):
-            if not is_t:
+        for i, (g, meta) in enumerate(zip(r, inputs)):
+            if meta is None:
+                if g is not None:
+                    raise RuntimeError(f"function {name} returned a gradient different than None at position "
+                                       f"{i + 1}, but the corresponding forward input was not a Variable")
                 continue
+            if g is not None:
+                shape, dtype, device = meta
+                if tuple(g.shape) != shape:
+                    g = _reduce_to(g, shape, name, i)
+                if g.dtype is not dtype:
+                    g = aten._to_copy.default(g, dtype=dtype)
+                if g._device is not device:
+                    raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - expected "
+                                       f"device {device} but got {g.device}")
             out.append(g)
         return tuple(out)
 
@@ -69,7 +94,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return tuple(s.unpack(self) if s is not None else None for s in saved)
 
     def release(self):
-        super().release()
+        Node.release(self)
         if self._saved_list:
             for s in self._saved_list:
                 if s is not None:
@@ -83,6 +108,18 @@ class BackwardCFunction(Node, FunctionCtx):
         return f"{self._cls.__name__}Backward"
 
 
+def _reduce_to(g, shape, name, i):
+    """A broadcast gradient summed back to ``shape``; any other mismatch is torch's error."""
+    gs = tuple(g.shape)
+    lead = len(gs) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == gs[lead + k] for k, s in enumerate(shape))
+    if not ok:
+        raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - got {list(gs)} but "
+                           f"expected shape compatible with {list(shape)}")
+    from .formulas_elementwise import sum_to
+    return sum_to(g, shape)
+
+
 class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
@@ -91,6 +128,17 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """Subclass and define ``forward(ctx, ...)`` and ``backward(ctx, *grad_outputs)`` as staticmethods."""
+
+    def __init__(self, *args, **kwargs):
+        import warnings
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
+                      f"you should invoke them on the class itself. Instantiating an autograd function will raise "
+                      f"an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-"
+                           "style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -105,7 +153,7 @@ class Function(metaclass=FunctionMeta):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        raise NotImplementedError
+        raise NotImplementedError("setup_context is not implemented.")
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -115,8 +163,8 @@ class Function(metaclass=FunctionMeta):
         node._non_differentiable = ()
         node._materialize = True
         node._saved_list = None
+        node._inputs = tuple((tuple(a.shape), a.dtype, a._device) if isinstance(a, Tensor) else None for a in args)
         tensors = [a for a in args if isinstance(a, Tensor)]
-        node._input_is_tensor = tuple(isinstance(a, Tensor) for a in args)
         node._needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = grad_mode.tls.enabled and any(node._needs)
         custom_setup = cls.setup_context is not Function.setup_context
@@ -126,40 +174,96 @@ class Function(metaclass=FunctionMeta):
                 cls.setup_context(node, args, out)
             else:
                 out = cls.forward(node, *args, **kwargs)
+        is_tuple = isinstance(out, tuple)
+        outs = out if is_tuple else (out,)
         if not record:
             return out
         node._next = tuple(edge_of(t) for t in tensors)
-        outs = out if isinstance(out, tuple) else (out,)
         non_diff = {id(t) for t in node._non_differentiable}
         dirty = {id(t) for t in node._dirty}
-        node._out_meta = outs
         result = []
+        meta = []
         for i, o in enumerate(outs):
-            if isinstance(o, Tensor) and id(o) not in non_diff and o.is_floating_point():
-                if any(o is t for t in tensors) and id(o) not in dirty:
-                    o = o.view_as(o)   # an input returned as is: a view, so the input keeps its own history
-                am = o._am
-                if am is None:
-                    o._am = AutogradMeta(True, node, i)
-                else:
-                    am.requires_grad, am.grad_fn, am.output_nr = True, node, i
-                o._ks = o._device._grad_ks
+            if isinstance(o, Tensor):
+                meta.append((tuple(o.shape), o.dtype, o._device))
+                if id(o) not in non_diff and o.is_floating_point():
+                    o = _attach_output(node, o, i, tensors, id(o) in dirty)
+            else:
+                meta.append(None)
             result.append(o)
-        node._out_meta = tuple(result)
+        node._out_meta = tuple(m if m is not None else ((), None, None) for m in meta)
         if node._to_save is not None:
-            node._saved_list = [None if t is None else SavedTensor(t, is_output=any(t is r for r in result),
-                                                                   node=node)
-                                for t in node._to_save]
+            saved = []
+            for t in node._to_save:
+                if t is None:
+                    saved.append(None)
+                    continue
+                nr = next((k for k, r in enumerate(result) if r is t), None)
+                saved.append(SavedTensor(t, is_output=nr is not None, node=node, output_nr=nr or 0))
+            node._saved_list = saved
             node._to_save = None
-        return tuple(result) if isinstance(out, tuple) else result[0]
+        return tuple(result) if is_tuple else result[0]
+
+
+def _attach_output(node, o, i, inputs, dirty):
+    """Make ``o`` output ``i`` of ``node``; an input returned as-is becomes a view of it (torch's rule)."""
+    if dirty:
+        # the forward changed ``o`` in place (mark_dirty): its history becomes this node
+        if o.is_leaf and o.requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if o._base is not None:
+            raise RuntimeError("a custom Function that modifies a view in place (mark_dirty on a view) is not "
+                               "supported; modify the base instead")
+    elif any(o is t for t in inputs):
+        from ..tensor import make_view
+        o = make_view(o._a, o)
+    am = o._am
+    if o._base is not None and not dirty:
+        o._am = ViewAutogradMeta(o, o._base, True, node, i, IN_CUSTOM_FUNCTION)
+    elif am is None:
+        o._am = AutogradMeta(True, node, i)
+    else:
+        am.requires_grad, am.grad_fn, am.output_nr = True, node, i
+    o._ks = o._device._grad_ks
+    return o
+
+
+class DelayedError(Node):
+    """Stands for a backward that must not be differentiated: running it is the error."""
+
+    __slots__ = ("_msg",)
+
+    def apply(self, grads):
+        raise RuntimeError(self._msg)
+
+
+DelayedError.__name__ = DelayedError.__qualname__ = "Error"   # torch's node name
 
 
 def once_differentiable(fn):
     """Mark a backward that cannot itself be differentiated (it runs with grad recording off)."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with grad_mode.no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not grad_mode.tls.enabled:
+            return outputs
+        # create_graph: the results require grad if the incoming gradients do, but differentiating them fails
+        grads_in = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
+        if not grads_in:
+            return outputs
+        node = DelayedError()
+        node._msg = "trying to differentiate twice a function that was marked with @once_differentiable"
+        node._next = tuple(edge_of(a) for a in grads_in)
+        single = not isinstance(outputs, tuple)
+        res = []
+        for i, o in enumerate((outputs,) if single else outputs):
+            if isinstance(o, Tensor) and o.is_floating_point():
+                from ..tensor import make_alias
+                o = make_alias(o._a, o)
+                o._am = AutogradMeta(True, node, i)
+                o._ks = o._device._grad_ks
+            res.append(o)
+        return res[0] if single else tuple(res)
     return wrapper

@@ -1,7 +1,13 @@
-"""Grad modes, per thread: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``."""
+"""Grad modes, per thread: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each is a context manager and a decorator (of functions and generator
+functions); ``no_grad``, ``enable_grad`` and ``inference_mode`` also decorate
+without parentheses (``@no_grad``), as torch's do.
+"""
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -25,20 +31,57 @@ class _DecoratorContextManager:
     """A context manager that is also a decorator (for functions and generators)."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
 
+    def _wrap_generator(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            # the mode holds while the generator runs, not while its caller does
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:   # noqa: B036 - thrown into the generator, passed on
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return wrapper
+
     def clone(self):
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: ``@no_grad`` means ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecoratorContextManager):
     """Disable gradient recording in this thread."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev = None
 
     def __enter__(self):
@@ -51,10 +94,10 @@ class no_grad(_DecoratorContextManager):
         return False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_NoParamDecoratorContextManager):
     """Enable gradient recording in this thread (inside no_grad, for example)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.prev = None
 
     def __enter__(self):
@@ -70,14 +113,20 @@ class enable_grad(_DecoratorContextManager):
 class set_grad_enabled(_DecoratorContextManager):
     """Set grad mode now; as a context manager, restore it on exit."""
 
-    def __init__(self, mode: bool):
+    def __init__(self, mode: bool) -> None:
         if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}")
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not "
+                            f"{type(mode).__name__}")
         self.prev = tls.enabled
         self.mode = mode
         tls.enabled = mode
 
+    def __call__(self, fn):
+        tls.enabled = self.prev   # as a decorator it changes nothing until the function runs
+        return super().__call__(fn)
+
     def __enter__(self):
+        tls.enabled = self.mode
         return None
 
     def __exit__(self, *exc):
@@ -89,9 +138,14 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """No gradients, and tensors made inside are inference tensors (not usable by autograd later)."""
+    """No gradients recorded (like no_grad); ``inference_mode(False)`` leaves the modes as they are."""
 
-    def __init__(self, mode: bool = True):
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)   # @inference_mode without parentheses
+
+    def __init__(self, mode: bool = True) -> None:
         self.mode = mode
         self.prev = None
 
@@ -100,6 +154,8 @@ class inference_mode(_DecoratorContextManager):
         if self.mode:
             tls.enabled = False
             tls.inference = True
+        else:
+            tls.inference = False
         return None
 
     def __exit__(self, *exc):

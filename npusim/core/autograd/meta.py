@@ -1,5 +1,14 @@
-"""Per-tensor autograd state (torch's AutogradMeta) and the rules for setting it."""
+"""Per-tensor autograd state (torch's AutogradMeta) and the rules for setting it.
+
+Views made by differentiable view ops carry a ``ViewAutogradMeta``: it remembers
+the base and the version counter they share, so that after the base (or another
+view of it) is changed in place, the view's ``grad_fn`` is rebuilt to read its
+gradient from the base's new history (torch's "view + inplace" rule).
+"""
 from __future__ import annotations
+
+# How a view was made (torch's CreationMeta): only DEFAULT views may be modified in place under autograd.
+DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = range(4)
 
 
 class AutogradMeta:
@@ -17,7 +26,47 @@ class AutogradMeta:
         self.post_accumulate_hooks = None
 
 
-def set_requires_grad(t, flag) -> None:
+class ViewAutogradMeta(AutogradMeta):
+    """Autograd state of a differentiable view; ``grad_fn`` is rebuilt after in-place changes."""
+
+    __slots__ = ("_fn", "base", "vc", "attr_version", "creation", "arr", "view_ref")
+
+    def __init__(self, view, base, requires_grad, grad_fn, output_nr, creation):
+        self.requires_grad = requires_grad
+        self.grad = None
+        self.output_nr = output_nr
+        self.retains_grad = False
+        self.hooks = None
+        self.grad_accumulator = None
+        self.post_accumulate_hooks = None
+        self.base = base
+        vc = view._vc
+        self.vc = vc
+        self.attr_version = vc[0]
+        self._fn = grad_fn
+        self.creation = creation
+        self.arr = view._a      # the view's array: its geometry within the base
+        self.view_ref = None    # weak reference to the view, set by retain_grad
+
+    @property
+    def grad_fn(self):
+        fn = self._fn
+        if self.vc[0] == self.attr_version:
+            return fn
+        base_am = self.base._am
+        if fn is None and (base_am is None or not base_am.requires_grad):
+            return None
+        from .inplace_views import regenerate_view_grad_fn
+        return regenerate_view_grad_fn(self)
+
+    @grad_fn.setter
+    def grad_fn(self, fn):
+        self._fn = fn
+        self.attr_version = self.vc[0]
+
+
+def set_requires_grad(t, flag, *, attribute=False) -> None:
+    """``t.requires_grad_(flag)`` (or, with ``attribute``, ``t.requires_grad = flag``: torch words its error apart)."""
     flag = bool(flag)
     am = t._am
     if am is not None and am.grad_fn is not None:
@@ -27,7 +76,8 @@ def set_requires_grad(t, flag) -> None:
                                "var_no_grad = var.detach().")
         return
     if flag and not t.is_floating_point():
-        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients" if attribute
+                           else "only Tensors of floating point dtype can require gradients")
     if am is None:
         if not flag:
             return

@@ -8,60 +8,60 @@ forward op to its backward op in profiles.
 from __future__ import annotations
 
 import itertools
-import threading
+import re
 import weakref
 
 from .meta import AutogradMeta
 
+# next() on a count is atomic under the GIL: no lock needed
 _seq = itertools.count()
-_seq_lock = threading.Lock()
+next_sequence_nr = _seq.__next__
 
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
 
-def next_sequence_nr() -> int:
-    with _seq_lock:
-        return next(_seq)
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
+    "been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
+    "saved tensors after calling backward.")
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved."""
+    """A tensor saved for backward, with the version it had when saved.
 
-    __slots__ = ("tensor", "version", "is_output", "output_nr", "node_ref")
+    An output of the node that saves it is kept as a detached alias (the output
+    must not keep its own grad_fn alive); when it is unpacked with grad mode on
+    (``create_graph``) it is re-attached to that node, through the view geometry
+    ``view_geom`` when the output was a view modified in place.
+    """
 
-    def __init__(self, t, is_output=False, node=None):
+    __slots__ = ("tensor", "version", "is_output", "output_nr", "node_ref", "view_geom")
+
+    def __init__(self, t, is_output=False, node=None, view_geom=None, output_nr=0):
         if is_output:
-            # An output must not keep its own grad_fn alive (a reference cycle): keep a detached alias.
             from ..tensor import make_alias
-            alias = make_alias(t._a, t)
-            alias._vc = t._vc if t._vc is not None else _ensure_vc(t)
-            self.tensor = alias
-            self.output_nr = t._am.output_nr if t._am is not None else 0
-            self.node_ref = weakref.ref(node) if node is not None else None
+            self.tensor = make_alias(t._a, t)
+            self.output_nr = output_nr
+            # only a differentiable output is re-attached to its node
+            self.node_ref = weakref.ref(node) if node is not None and t.is_floating_point() else None
         else:
             self.tensor = t
             self.output_nr = 0
             self.node_ref = None
         self.is_output = is_output
-        self.version = t._version
+        self.view_geom = view_geom
+        vc = t._vc
+        self.version = vc[0] if vc is not None else 0
 
     def unpack(self, owner):
         t = self.tensor
         if t is None:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved tensors after they "
-                "have already been freed). Saved intermediate values of the graph are freed when you call "
-                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                "graph a second time or if you need to access saved tensors after calling backward.")
-        if t._version != self.version:
-            shape = list(t._a.shape)
-            tname = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-                     "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor"}.get(
-                t.dtype.name, "Tensor")
-            where = f", which is output {self.output_nr} of {type(owner).__name__}," if self.is_output else ""
-            raise RuntimeError(
-                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-                f"[npusim.{tname} {shape}]{where} is at version {t._version}; expected version {self.version} "
-                f"instead. Hint: the backtrace further above shows the operation that failed to compute its "
-                f"gradient. The variable in question was changed in there or anywhere later. Good luck!")
+            raise RuntimeError(FREED_MESSAGE)
+        vc = t._vc
+        if (vc[0] if vc is not None else 0) != self.version:
+            _raise_modified(t, self, owner)
         if self.is_output:
             from .grad_mode import tls
             if tls.enabled:
@@ -70,39 +70,72 @@ class SavedTensor:
                 if node is not None:
                     from ..tensor import make_alias
                     r = make_alias(t._a, t)
-                    r._vc = t._vc
+                    if self.view_geom is not None:
+                        from .inplace_views import view_of_node_output
+                        node = view_of_node_output(node, self.view_geom)
                     r._am = AutogradMeta(True, node, self.output_nr)
                     r._ks = r._device._grad_ks
                     return r
         return t
 
 
-def _ensure_vc(t):
-    if t._vc is None:
-        t._vc = [0]
-    return t._vc
+def short_name(fn) -> str:
+    """How torch's messages name a node: ``ExpBackward0`` -> ``Exp``."""
+    return re.sub(r"Backward\d*$", "", fn.name())
+
+
+def _raise_modified(t, saved, owner):
+    from .anomaly_mode import is_anomaly_enabled
+    shape = list(t._a.shape)
+    tname = _TYPE_NAMES.get(t.dtype.name, "Tensor")
+    if saved.is_output:
+        where = f", which is output {saved.output_nr} of {short_name(owner)},"
+    else:   # torch names the history the tensor has now
+        am = t._am
+        fn = am.grad_fn if am is not None else None
+        where = f", which is output {am.output_nr} of {short_name(fn)}," if fn is not None else ""
+    if is_anomaly_enabled():
+        hint = ("Hint: the backtrace further above shows the operation that failed to compute its gradient. The "
+                "variable in question was changed in there or anywhere later. Good luck!")
+    else:
+        hint = ("Hint: enable anomaly detection to find the operation that failed to compute its gradient, with "
+                "npusim.autograd.set_detect_anomaly(True, check_nan=False).")
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[npusim.{tname} {shape}]{where} is at version {t._version}; expected version {saved.version} "
+        f"instead. {hint}")
 
 
 class Node:
-    """Base of every backward node (``grad_fn``)."""
+    """Base of every backward node (``grad_fn``).
 
-    __slots__ = ("_next", "_saved", "_pre_hooks", "_hooks", "_seq", "_released", "metadata", "_tensor_pre_hooks",
-                 "_retains", "__weakref__", "__dict__")
+    Hook containers are class-level ``None`` until a hook is added, so that making
+    a node costs two attribute writes.
+    """
+
+    __slots__ = ("_next", "_saved", "_seq", "__weakref__", "__dict__")
+    _pre_hooks = None
+    _hooks = None
+    _tensor_pre_hooks = None
+    _retains = None
+    _released = False
 
     def __init__(self):
         self._next = ()
         self._saved = None
-        self._pre_hooks = None
-        self._hooks = None
-        self._tensor_pre_hooks = None
-        self._retains = None
         self._seq = next_sequence_nr()
-        self._released = False
 
     # --- the interface torch exposes --------------------------------------------------------
     @property
     def next_functions(self):
         return tuple(self._next)
+
+    @property
+    def metadata(self) -> dict:
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self.__dict__["_metadata"] = {}
+        return d
 
     def name(self) -> str:
         return type(self).__name__
@@ -115,14 +148,14 @@ class Node:
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
-        return _RemovableHandle(self._pre_hooks, fn)
+        return RemovableHandle(self._pre_hooks, fn)
 
     def __call__(self, *grads):
         return self.apply(grads)
@@ -137,8 +170,12 @@ class Node:
         saved = self._saved
         if saved:
             for s in saved.values():
-                if isinstance(s, SavedTensor):
+                if s.__class__ is SavedTensor:
                     s.tensor = None
+                elif isinstance(s, list):
+                    for x in s:
+                        if x.__class__ is SavedTensor:
+                            x.tensor = None
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -150,9 +187,11 @@ class AccumulateGrad(Node):
     __slots__ = ("_variable",)
 
     def __init__(self, leaf):
-        super().__init__()
+        self._next = ()
+        self._saved = None
         self._variable = weakref.ref(leaf)
-        self._seq = 2 ** 62   # leaves run after everything that feeds them
+        # leaves rank above every op node (torch gives them the largest sequence number)
+        self._seq = (1 << 62) + next_sequence_nr()
 
     @property
     def variable(self):
@@ -164,11 +203,11 @@ class AccumulateGrad(Node):
 
 def grad_accumulator(leaf) -> AccumulateGrad:
     am = leaf._am
-    acc = am.grad_accumulator() if am.grad_accumulator is not None else None
+    acc = am.grad_accumulator
     if acc is None:
-        acc = AccumulateGrad(leaf)
-        # weak: the graph holds the accumulator, the leaf must not keep a stale one alive
-        am.grad_accumulator = weakref.ref(acc)
+        # kept by the leaf (the accumulator refers back to it weakly, so there is no cycle):
+        # every graph built on this leaf shares one, made once
+        acc = am.grad_accumulator = AccumulateGrad(leaf)
     return acc
 
 
@@ -177,12 +216,16 @@ def edge_of(t):
     am = t._am
     if am is None or not am.requires_grad:
         return (None, 0)
-    if am.grad_fn is not None:
-        return (am.grad_fn, am.output_nr)
-    return (grad_accumulator(t), 0)
+    fn = am.grad_fn
+    if fn is not None:
+        return (fn, am.output_nr)
+    acc = am.grad_accumulator
+    return (acc if acc is not None else grad_accumulator(t), 0)
 
 
-class _RemovableHandle:
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook out again."""
+
     _ids = itertools.count()
 
     def __init__(self, container, fn):
@@ -191,11 +234,17 @@ class _RemovableHandle:
         self.id = next(self._ids)
 
     def remove(self):
-        if self._fn in self._container:
-            self._container.remove(self._fn)
+        c = self._container
+        for i, f in enumerate(c):
+            if f is self._fn:
+                del c[i]
+                return
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.remove()
+
+
+_RemovableHandle = RemovableHandle
