@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import warnings
 
+from ..core.api_usage import log_api_usage_once
 from ..core.device import CPU
 from ..core.tensor import Tensor, make
 from ..library import DispatchKey, DispatchKeySet
@@ -87,6 +88,7 @@ def cpu_fallback(op, *args, **kwargs):
     if reason is not None:
         raise NotImplementedError(f"Operator '{op.name_}' has no npu kernel and cannot fall back to the CPU: it "
                                   f"{reason}. Register an npu kernel for it.")
+    log_api_usage_once("npusim.npu.cpu_fallback." + name)
     with _lock:
         _counts[name] = _counts.get(name, 0) + 1
         first = name not in _warned
@@ -94,6 +96,7 @@ def cpu_fallback(op, *args, **kwargs):
     if first and m == "warn":
         warnings.warn(f"Operator '{name}' is not currently supported on the npu backend and will fall back to run "
                       f"on the CPU. This may have performance implications.", UserWarning, stacklevel=3)
+    _check_one_device(args, kwargs)
     moved = []
     cpu_args = [_to_cpu(a, moved) for a in args]
     cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
@@ -108,6 +111,27 @@ def cpu_fallback(op, *args, **kwargs):
         if orig is not None:
             _write_back(orig, cpu_t)
     return _restore(result, originals, device)
+
+
+def _tensors(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            yield from _tensors(v)
+
+
+def _check_one_device(args, kwargs) -> None:
+    """The op would have run on one device: refuse npu/cpu (or npu:0/npu:1) mixes as a kernel would."""
+    first = None
+    for t in _tensors(list(args) + list(kwargs.values())):
+        if t._device is CPU and t._a.ndim == 0:
+            continue  # cpu scalars may join an npu op, as in torch
+        if first is None:
+            first = t._device
+        elif t._device is not first:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"{first} and {t._device}!")
 
 
 def _position(op, name) -> int:

@@ -31,7 +31,8 @@ def _flat_outputs(fn, inputs):
 
 
 def _host(t):
-    return t.detach().cpu().double().numpy().reshape(-1)
+    # a copy: an output may alias an input that the next perturbation overwrites
+    return t.detach().cpu().double().numpy().reshape(-1).copy()
 
 
 def _positions(t):
