@@ -5,6 +5,7 @@ ml_dtypes); kernels work on NumPy dtypes and never see these objects.
 """
 from __future__ import annotations
 
+import math
 import threading
 
 import ml_dtypes
@@ -115,18 +116,23 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both ``type1`` and ``type2`` can be cast to safely."""
     try:
         return _PROMOTE[type1, type2]
-    except KeyError:
-        bad = type1 if not isinstance(type1, dtype) else type2
-        raise TypeError(
-            f"promote_types(): argument 'type1' and 'type2' must be npusim.dtype, not {type(bad).__name__}"
-        ) from None
+    except (KeyError, TypeError):
+        _check_dtype_arg("promote_types", (("type1", type1), ("type2", type2)))
+        raise
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
     """PyTorch's same-kind rule: no float->integral, no non-bool->bool."""
-    if not isinstance(from_, dtype) or not isinstance(to, dtype):
-        raise TypeError("can_cast(): arguments 'from_' and 'to' must be npusim.dtype")
+    _check_dtype_arg("can_cast", (("from_", from_), ("to", to)))
     return from_._category <= to._category
+
+
+def _check_dtype_arg(fname, named):
+    """torch's argument-parser error for the first argument that is not a dtype."""
+    for pos, (name, value) in enumerate(named, 1):
+        if not isinstance(value, dtype):
+            raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be npusim.dtype, not "
+                            f"{type(value).__name__}")
 
 
 # --- the default dtype -------------------------------------------------------
@@ -142,7 +148,9 @@ def get_default_dtype() -> dtype:
 def set_default_dtype(d: dtype) -> None:
     """Set the dtype of new floating tensors (float16/bfloat16/float32/float64)."""
     global _default
-    if not isinstance(d, dtype) or not d.is_floating_point:
+    if not isinstance(d, dtype):
+        raise TypeError("invalid dtype object: only floating-point types are supported as the default type")
+    if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     with _lock:
         _default = d
@@ -166,9 +174,10 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's parameter name
         type = _default if type is None else type
-        if not isinstance(type, dtype) or not type.is_floating_point:
-            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
-                            "'torch.finfo'".replace("torch.", "npusim."))
+        _check_dtype_arg("finfo", (("type", type),))
+        if not type.is_floating_point:
+            raise TypeError("npusim.finfo() requires a floating point input type. Use npusim.iinfo to handle "
+                            "'npusim.finfo'")
         info = ml_dtypes.finfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
@@ -176,7 +185,8 @@ class finfo:
         self.max = _builtin_float(info.max)
         self.min = _builtin_float(info.min)
         self.tiny = self.smallest_normal = _builtin_float(info.tiny)
-        self.resolution = _builtin_float(info.resolution)
+        # torch's resolution: 10 ** -(decimal digits of precision)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
@@ -187,13 +197,14 @@ class iinfo:
     """Machine limits of an integral dtype (``torch.iinfo``)."""
 
     def __init__(self, type: dtype):  # noqa: A002
-        if not isinstance(type, dtype) or type.is_floating_point:
-            raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle 'finfo'")
+        _check_dtype_arg("iinfo", (("type", type),))
+        if type.is_floating_point:
+            raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
+                            "'npusim.iinfo'")
         if type is bool:
-            self.bits, self.min, self.max = 8, 0, 1
-        else:
-            info = np.iinfo(type.np)
-            self.bits, self.min, self.max = info.bits, _builtin_int(info.min), _builtin_int(info.max)
+            raise TypeError("npusim.bool is not supported by npusim.iinfo")
+        info = np.iinfo(type.np)
+        self.bits, self.min, self.max = info.bits, _builtin_int(info.min), _builtin_int(info.max)
         self.dtype = type.name
 
     def __repr__(self):

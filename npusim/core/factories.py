@@ -6,7 +6,6 @@ ints -> int64, floats -> the default dtype), then moved to the target device wit
 """
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -14,129 +13,211 @@ import numpy as np
 from . import dtype as D
 from .device import CPU
 from .ops_namespace import aten
+from .storage import UntypedStorage
 from .tensor import Size, Tensor, make, resolve_target_device
 
 _to_copy = aten._to_copy.default.fn
 
 
-def parse_size(size, fname="size"):
-    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(Size)`` -> tuple of ints."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
-        size = size[0]
+def parse_size(size, fname="size", argname="size", position=1):
+    """``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` or ``f(Size)`` -> tuple of ints, with torch's argument errors.
+
+    ``size`` is the tuple of positional arguments; 0-dim integral tensors count as ints.
+    """
+    if len(size) == 1:
+        first = size[0]
+        if isinstance(first, (tuple, list, Size)):
+            size = first
+        elif not _is_int(first):
+            raise TypeError(f"{fname}(): argument '{argname}' (position {position}) must be tuple of ints, not "
+                            f"{type(first).__name__}")
     out = []
-    for s in size:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)):
-            if isinstance(s, Tensor) and s.numel() == 1 and not s.is_floating_point():
-                s = int(s.item())
-            else:
-                raise TypeError(f"{fname}(): argument 'size' must be tuple of ints, but found element of type "
-                                f"{type(s).__name__} at pos {len(out)}")
+    for i, s in enumerate(size):
+        if not _is_int(s):
+            if i == 0:  # torch's parser only accepts the sequence once its first element is an int
+                raise TypeError(f"{fname}(): argument '{argname}' (position {position}) must be tuple of ints, but "
+                                f"found element of type {type(s).__name__} at pos 0")
+            raise TypeError(f"{fname}(): argument '{argname}' failed to unpack the object at pos {i + 1} with error "
+                            f"\"type must be tuple of ints,but got {type(s).__name__}\"")
         out.append(int(s))
     return tuple(out)
 
 
+def _is_int(v) -> bool:
+    if isinstance(v, (int, np.integer)):
+        return not isinstance(v, (bool, np.bool_))
+    return isinstance(v, Tensor) and v._a.ndim == 0 and v._a.dtype.kind in "iu"
+
+
 # --- data -> array --------------------------------------------------------------------
+#
+# torch.tensor(data) reads nested sequences the way torch's C++ does: the dtype is the
+# promotion of every leaf's dtype, the shape follows the first element at each level,
+# and each leaf is converted with Python's number protocols (so the error for a bad
+# leaf depends on the target dtype).
 
-def _infer_np_dtype(data):
-    """The dtype torch infers for nested Python data (None: let NumPy decide)."""
-    kinds = set()
+_SEQUENCES = (list, tuple, range, np.ndarray)
+_PY_NUMBERS = (bool, int, float)
 
-    def walk(x, depth=0):
-        if isinstance(x, Tensor):
-            kinds.add(("t", x.dtype))
-        elif isinstance(x, np.ndarray):
-            kinds.add(("t", D.from_numpy_dtype(x.dtype)))
-        elif isinstance(x, (bool, np.bool_)):
-            kinds.add("b")
-        elif isinstance(x, (numbers.Integral,)):
-            kinds.add("i")
-        elif isinstance(x, numbers.Real):
-            kinds.add("f" if not isinstance(x, np.floating) else ("t", D.FROM_NUMPY.get(np.dtype(type(x)),
-                                                                                       D.float64)))
-        elif isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y, depth + 1)
-        elif isinstance(x, numbers.Complex):
-            raise TypeError("npusim has no complex dtypes")
-        else:
-            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
 
-    walk(data)
+def _type_name(x) -> str:
+    cls = type(x)
+    return f"numpy.{cls.__name__}" if cls.__module__ == "numpy" else cls.__name__
+
+
+def _compute_sizes(data):
+    sizes = []
+    seq = data
+    while isinstance(seq, _SEQUENCES):
+        n = len(seq)
+        sizes.append(n)
+        if n == 0:
+            break
+        seq = seq[0]
+        if isinstance(seq, (str, bytes)):
+            raise ValueError(f"too many dimensions '{'str' if isinstance(seq, str) else 'bytes'}'")
+    return sizes
+
+
+def _leaf_dtype(x):
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, np.generic):
+        return D.from_numpy_dtype(x.dtype)
+    if isinstance(x, bool):
+        return D.bool
+    if isinstance(x, int):
+        return D.int64
+    if isinstance(x, float):
+        return D.get_default_dtype()
+    if isinstance(x, complex):
+        raise TypeError("npusim has no complex dtypes")
+    if isinstance(x, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def infer_dtype(data):
+    """torch's dtype inference: the promotion of all leaves (an empty sequence: the default dtype)."""
+    if isinstance(data, np.ndarray):
+        return D.from_numpy_dtype(data.dtype)
+    if not isinstance(data, (list, tuple, range)):
+        return _leaf_dtype(data)
     result = None
-    for k in kinds:
-        if k == "b":
-            d = D.bool
-        elif k == "i":
-            d = D.int64
-        elif k == "f":
-            d = D.get_default_dtype()
-        else:
-            d = k[1]
-        if result is None:
-            result = d
-        elif result._category != d._category:
-            result = result if result._category > d._category else d
-        else:
-            result = D.promote_types(result, d) if k[0] == "t" else result
+    stack = [data]
+    while stack:
+        seq = stack.pop()
+        if len(seq) == 0:
+            d = D.get_default_dtype()  # an empty sequence counts as the default dtype
+            result = d if result is None else D.promote_types(result, d)
+        for x in seq:
+            if isinstance(x, (list, tuple, range)):
+                stack.append(x)
+                continue
+            d = D.from_numpy_dtype(x.dtype) if isinstance(x, np.ndarray) else _leaf_dtype(x)
+            result = d if result is None else D.promote_types(result, d)
     return result
 
 
-def _host_value(x):
+def _flatten(seq, sizes, dim, out):
+    """Append the leaves of ``seq`` (checked against ``sizes``) to ``out``."""
+    if not isinstance(seq, _SEQUENCES):
+        raise TypeError("not a sequence")
+    n = len(seq)
+    if n != sizes[dim]:
+        raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {n})")
+    if dim == len(sizes) - 1:
+        out.extend(seq.tolist() if isinstance(seq, np.ndarray) else seq)
+    else:
+        for x in seq:
+            _flatten(x, sizes, dim + 1, out)
+
+
+_INT_NAME = {D.uint8: "uint8", D.int8: "int8", D.int16: "int16", D.int32: "int32", D.int64: "int64"}
+
+
+def _overflow(dt):
+    raise RuntimeError(f"value cannot be converted to type {_INT_NAME[dt]} without overflow")
+
+
+def _leaf_to_number(x, dt):
+    """One leaf as a Python number for dtype ``dt``, with the error torch's unpacking gives."""
+    integral = not dt.is_floating_point
     if isinstance(x, Tensor):
-        if x._a.dtype == D.bfloat16.np:
-            return x.detach().cpu()._a.astype(np.float32)
-        return x.detach().cpu()._a
-    if isinstance(x, (list, tuple)):
-        return [_host_value(y) for y in x]
-    return x
+        if x.numel() != 1 or integral and x.is_floating_point():
+            if integral:
+                raise TypeError("only integer tensors of a single element can be converted to an index")
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return x.item()
+    if isinstance(x, _PY_NUMBERS) or dt is D.bool and isinstance(x, complex):
+        return x
+    if isinstance(x, np.generic) and (x.dtype.kind in "biuf" or x.dtype == D.bfloat16.np):
+        # NumPy floats (and NumPy bools, for integers) are refused by the integer unpacking
+        if integral and (x.dtype.kind not in "iub" or x.dtype.kind == "b" and dt is not D.bool):
+            raise TypeError(f"'{_type_name(x)}' object cannot be interpreted as an integer")
+        return x.item()
+    if integral:
+        raise TypeError(f"'{_type_name(x)}' object cannot be interpreted as an integer")
+    raise TypeError(f"must be real number, not {_type_name(x)}")
 
 
-def _check_ragged(data, depth=0, dims=None):
-    if dims is None:
-        dims = []
-    if isinstance(data, (list, tuple)):
-        n = len(data)
-        if len(dims) <= depth:
-            dims.append(n)
-        elif dims[depth] != n:
-            raise ValueError(f"expected sequence of length {dims[depth]} at dim {depth} (got {n})")
-        for x in data:
-            _check_ragged(x, depth + 1, dims)
-    return dims
+def _leaves_to_array(leaves, dt):
+    if not all(type(x) in _PY_NUMBERS for x in leaves):
+        leaves = [_leaf_to_number(x, dt) for x in leaves]
+    if dt is D.bool:
+        return np.array([bool(x) for x in leaves], dtype=np.bool_)
+    if dt.is_floating_point:
+        with np.errstate(over="ignore"):  # values past the dtype's range become inf, silently as in torch
+            try:
+                return np.array(leaves, dtype=np.float64).astype(dt.np)
+            except OverflowError:
+                return np.array([float(x) for x in leaves], dtype=np.float64).astype(dt.np)
+    if all(type(x) is not float for x in leaves):
+        try:
+            vals = np.array(leaves, dtype=np.int64)
+        except OverflowError:
+            raise ValueError("Overflow when unpacking long long") from None
+    else:
+        f = np.array(leaves, dtype=np.float64)
+        if not np.isfinite(f).all() or (f.size and (f.min() <= -2.0 ** 63 or f.max() >= 2.0 ** 63)):
+            _overflow(dt)
+        vals = f.astype(np.int64)
+    if dt is not D.int64 and vals.size:
+        info = np.iinfo(dt.np)
+        low = -int(info.max) if info.min == 0 else info.min  # negatives may wrap into unsigned types
+        if vals.min() < low or vals.max() > info.max:
+            _overflow(dt)
+    return vals.astype(dt.np)
+
+
+def _from_numpy_array(a, dtype):
+    check_numpy_array(a)
+    src_dt = D.from_numpy_dtype(a.dtype)
+    dt = src_dt if dtype is None else dtype
+    return np.array(a, dtype=dt.np, copy=True)
 
 
 def data_to_array(data, dtype=None) -> np.ndarray:
     """Host array for ``data`` with torch's inferred (or the requested) dtype."""
-    if isinstance(data, str) or isinstance(data, bytes):
+    if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, np.ndarray):
-        src = data
-        inferred = D.from_numpy_dtype(src.dtype) if dtype is None else dtype
-    else:
-        inferred = _infer_np_dtype(data) if dtype is None else dtype
-        if isinstance(data, (list, tuple)):
-            _check_ragged(data)
-        try:
-            src = np.array(_host_value(data))
-        except OverflowError:
-            raise RuntimeError("Overflow when unpacking long") from None
-        except ValueError as e:
-            raise ValueError(f"could not convert data to a tensor: {e}") from None
-        if inferred is None:
-            inferred = D.get_default_dtype() if src.dtype.kind == "f" else D.from_numpy_dtype(src.dtype)
-    if src.dtype.kind == "O":
-        raise TypeError("can't convert np.ndarray of type numpy.object_.")
-    try:
-        return np.array(src, dtype=inferred.np, copy=True) if src.dtype != inferred.np else src.copy()
-    except (OverflowError, ValueError):
-        return src.astype(inferred.np)
+        return _from_numpy_array(data, dtype)
+    sizes = _compute_sizes(data)
+    dt = infer_dtype(data) if dtype is None else dtype
+    if not sizes:
+        return _leaves_to_array([data], dt).reshape(())
+    leaves = []
+    if 0 not in sizes:
+        _flatten(data, sizes, 0, leaves)
+    return _leaves_to_array(leaves, dt).reshape(sizes)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than "
+        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                      "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "npusim.tensor(sourceTensor).", UserWarning, stacklevel=2)
         t = data.detach().clone()
         t = t.to(device=device if device is not None else t.device, dtype=dtype if dtype is not None else t.dtype)
@@ -150,6 +231,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if dev is not CPU:
             t = _to_copy(t, device=dev)
     if requires_grad:
+        if not t.is_floating_point():
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
 
@@ -171,46 +254,67 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
         t = tensor(obj, dtype=dtype, device=device) if not isinstance(obj, Tensor) else \
             obj.detach().clone().to(device=device or obj.device, dtype=dtype or obj.dtype)
     else:
+        if copy is False and isinstance(obj, (Tensor, np.ndarray)):
+            src = obj.dtype if isinstance(obj, Tensor) else D.from_numpy_dtype(obj.dtype)
+            if dtype is not None and dtype is not src:
+                raise ValueError(f"can't alias tensor with dtype '{_TORCH_NAME[src]}' into dtype "
+                                 f"'{_TORCH_NAME[dtype]}'.")
         t = as_tensor(obj, dtype=dtype, device=device)
         if copy is False and isinstance(obj, (Tensor, np.ndarray)) and t.data_ptr() != _ptr(obj):
-            raise ValueError("can't alias tensor from a different dtype or device without a copy")
+            raise ValueError("can't alias tensor from a different device without a copy")
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+_TORCH_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
+               D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}
 
 
 def _ptr(obj):
     return obj.data_ptr() if isinstance(obj, Tensor) else obj.__array_interface__["data"][0]
 
 
+def check_numpy_array(a):
+    """torch's checks on an ndarray before sharing its memory."""
+    if a.dtype not in D.FROM_NUMPY:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only supported "
+                        "types are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+    if any(s < 0 for s in a.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a "
+                         "copy of your array  with array.copy().) ")
+    if not a.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
+                         "between byte orders is currently not supported.")
+
+
 def from_numpy(ndarray) -> Tensor:
     """A cpu tensor sharing memory with ``ndarray``."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    D.from_numpy_dtype(ndarray.dtype)
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
-                         "strides are not currently supported. (You can probably work around this by making a "
-                         "copy of your array  with array.copy().) ")
-    if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte order. Conversion "
-                         "between byte orders is currently not supported.")
+    check_numpy_array(ndarray)
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and PyTorch does not support non-writable tensors. "
-                      "This means writing to this tensor will result in undefined behavior.", UserWarning,
-                      stacklevel=2)
-    return make(ndarray, CPU)
+                      "This means writing to this tensor will result in undefined behavior. You may want to copy "
+                      "the array to protect its data or make it writable before converting it to a tensor. This "
+                      "type of warning will be suppressed for the rest of this program.", UserWarning, stacklevel=2)
+    t = make(ndarray, CPU)
+    t._st = UntypedStorage._wrap(ndarray, CPU)  # the storage starts at the array's first element, as in torch
+    return t
 
 
 def legacy_tensor_new(cls, args, device):
     """``npusim.Tensor(data)`` / ``npusim.Tensor(*sizes)``: float32 tensors, as torch's legacy constructor."""
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)) and not isinstance(args[0], Size):
+    if len(args) == 1 and not _is_int(args[0]) and not isinstance(args[0], Size):
         data = args[0]
         if isinstance(data, Tensor):
             return data
+        if isinstance(data, (bool, float, complex, np.bool_, np.floating)):
+            raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
         t = tensor(data, dtype=D.float32, device=device)
     else:
-        t = aten.empty.memory_format.fn(parse_size(args, "Tensor"), dtype=D.float32, device=device)
+        t = aten.empty.memory_format.fn(parse_size(args, "new") if args else (0,), dtype=D.float32, device=device)
     if cls is not Tensor:
         t.__class__ = cls
     return t

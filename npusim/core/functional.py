@@ -58,17 +58,27 @@ for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin",
 for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
                    ("arccos", "acos"), ("arctan", "atan")):
     globals()[_alias] = _unary(_alias, _n)
-for _n in ("isnan", "isinf", "isfinite", "square", "relu"):
+for _n in ("isnan", "isinf", "isfinite", "relu"):
     globals()[_n] = _unary(_n, has_out=False)
 
 
-def _binary(name, functional=("Tensor",), out="out", op_name=None):
+@_export
+def square(input, *, out=None):
+    _check_input(input, "square")
+    if out is None:
+        return _ov("square")(input)
+    return _ov("pow", "Tensor_Scalar_out")(input, 2, out=out)  # torch's square.out is pow(input, 2)
+
+
+def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False):
     op_name = op_name or name
     f = _ov(op_name, functional[0])
     fo = _ov(op_name, out)
 
     def fn(input, other, *, out=None):
         _check_input(input, name)
+        if tensor_other:  # ops with no Scalar overload refuse numbers, as torch's argument parser
+            _check_input(other, name, "other", 2)
         if out is None:
             return f(input, other)
         return fo(input, other, out=out)
@@ -80,20 +90,32 @@ def _binary(name, functional=("Tensor",), out="out", op_name=None):
 
 mul = _binary("mul")
 multiply = _binary("multiply", op_name="mul")
-remainder = _binary("remainder", out="Tensor_out")
+_remainder = _binary("remainder", out="Tensor_out")
+
+
+@_export
+def remainder(input, other, *, out=None):
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        # remainder(Scalar self, Tensor other): a number divided by each element
+        if out is None:
+            return _ov("remainder", "Scalar_Tensor")(input, other)
+        return _ov("remainder", "Tensor_out")(input, other, out=out)
+    return _remainder(input, other, out=out)
+
+
 fmod = _binary("fmod", out="Tensor_out")
 floor_divide = _binary("floor_divide", ("default",))
-maximum = _binary("maximum", ("default",))
-minimum = _binary("minimum", ("default",))
-atan2 = _binary("atan2", ("default",))
-arctan2 = _binary("arctan2", ("default",), op_name="atan2")
+maximum = _binary("maximum", ("default",), tensor_other=True)
+minimum = _binary("minimum", ("default",), tensor_other=True)
+atan2 = _binary("atan2", ("default",), tensor_other=True)
+arctan2 = _binary("arctan2", ("default",), op_name="atan2", tensor_other=True)
 for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
     globals()[_n] = _binary(_n, out="Tensor_out")
 for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
                    ("not_equal", "ne")):
     globals()[_alias] = _binary(_alias, out="Tensor_out", op_name=_n)
 for _n in ("logical_and", "logical_or", "logical_xor"):
-    globals()[_n] = _binary(_n, ("default",))
+    globals()[_n] = _binary(_n, ("default",), tensor_other=True)
 for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
     globals()[_n] = _binary(_n, out="Tensor_out")
 
@@ -121,6 +143,7 @@ def sub(input, other, *, alpha=1, out=None):
 
 
 subtract = sub
+__all__.append("subtract")
 
 
 @_export
@@ -138,6 +161,7 @@ def div(input, other, *, rounding_mode=None, out=None):
 
 
 divide = div
+__all__.append("divide")
 
 
 @_export
@@ -155,16 +179,29 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
 
 
 @_export
-def round(input, *, decimals=0, out=None):  # noqa: A001
+def round(input, *, decimals=None, out=None):  # noqa: A001
     _check_input(input, "round")
+    # without decimals torch calls round.default (integral inputs are copied), with them round.decimals
+    if decimals is None:
+        return _ov("round")(input) if out is None else _ov("round", "out")(input, out=out)
     if out is None:
         return _ov("round", "decimals")(input, decimals=decimals)
     return _ov("round", "decimals_out")(input, decimals=decimals, out=out)
 
 
+def _check_clamp_bounds(name, args, min, max):  # noqa: A002
+    """torch's clamp overloads take two tensor bounds or two number bounds, never one of each."""
+    if (isinstance(min, Tensor) and max is not None and not isinstance(max, Tensor)) or \
+            (isinstance(max, Tensor) and min is not None and not isinstance(min, Tensor)):
+        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (Tensor min = None, Tensor max = None)\n * (Number min = None, Number max = None)\n")
+
+
 @_export
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     _check_input(input, "clamp")
+    _check_clamp_bounds("clamp", (input, min, max), min, max)
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     if out is None:
         return _ov("clamp", "Tensor" if tensors else "default")(input, min, max)
@@ -172,6 +209,7 @@ def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
 
 
 clip = clamp
+__all__.append("clip")
 
 
 @_export
@@ -199,6 +237,10 @@ def where(condition, input=None, other=None, *, out=None):
         return nonzero(condition, as_tuple=True)
     if out is None:
         return _ov("where", "self")(condition, input, other)
+    # the out= overload takes tensors only
+    for name, pos, v in (("input", 2, input), ("other", 3, other)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"where(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
     return _ov("where", "self_out")(condition, input, other, out=out)
 
 
@@ -294,14 +336,19 @@ def _minmax(name, tuple_type):
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                                 f"keepdim=bool): dim is required with keepdim")
             if out is not None:
-                return _ov(name, "unary_out")(input, out=out) if hasattr(getattr(aten, name), "unary_out") \
-                    else _copy_into(out, full(input))
+                r = full(input)
+                if isinstance(out, Tensor) and not D.can_cast(r.dtype, out.dtype):
+                    raise RuntimeError("Expected canCast( typeMetaToScalarType(self.dtype()), typeMetaToScalarType("
+                                       "out.dtype())) to be true, but got false.  (Could this error message be "
+                                       "improved?  If so, please report an enhancement request to PyTorch.)")
+                return _copy_into(out, r)
             return full(input)
         if out is None:
             return tuple_type(*dim_ov(input, dim, keepdim))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(f"{name}(): argument 'out' must be a tuple of two Tensors")
-        kw = {name: out[0], f"{name}_values": out[1]}
+        # the schemas name the outs (max, max_values) and (min, min_indices)
+        kw = {name: out[0], ("max_values" if name == "max" else "min_indices"): out[1]}
         return tuple_type(*dim_out_ov(input, dim, keepdim, **kw))
 
     fn.__name__ = fn.__qualname__ = name
@@ -393,6 +440,12 @@ var_mean = _var_mean_like("var_mean")
 std_mean = _var_mean_like("std_mean")
 
 
+# torch's ScalarType names, for the messages the reduction wrappers raise themselves
+_TORCH_TYPE_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
+                    D.int64: "Long", D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float",
+                    D.float64: "Double"}
+
+
 @_export
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_input(input, "norm")
@@ -400,6 +453,11 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         if p != "fro":
             raise RuntimeError(f"norm(): p={p!r} is not supported by npusim (use 'fro' or a number)")
         p = 2
+    elif p is None:
+        p = 2
+    if not input.dtype.is_floating_point:  # torch.norm goes through linalg.vector_norm's check
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+                           f"{_TORCH_TYPE_NAME.get(input.dtype, input.dtype)}")
     if dim is None and not keepdim and out is None and dtype is None:
         return _ov("norm", "Scalar")(input, p)
     dims = list(range(input.dim())) if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
@@ -411,10 +469,19 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 def _all_any(name):
-    f, f_dim, f_dims = _ov(name), _ov(name, "dim"), _ov(name, "dims")
+    f, f_dim, f_dims, f_out = _ov(name), _ov(name, "dim"), _ov(name, "dims"), _ov(name, "out")
 
     def fn(input, dim=None, keepdim=False, *, out=None):
         _check_input(input, name)
+        if out is not None:
+            if dim is not None and not isinstance(dim, (list, tuple)):
+                return f_out(input, dim, keepdim, out=out)
+            if isinstance(out, Tensor):
+                if out.dtype is not D.bool and out.dtype is not D.uint8:
+                    raise RuntimeError(f"{name} only supports bool tensor for result, got: "
+                                       f"{_TORCH_TYPE_NAME.get(out.dtype, out.dtype)}")
+                if out.dtype is D.uint8:
+                    input = input.to(D.uint8)  # torch computes in a uint8 out's dtype (0.5 -> 0)
         if dim is None and not keepdim:
             r = f(input)
         elif isinstance(dim, (list, tuple)) or dim is None:
@@ -495,8 +562,9 @@ mv = _mat("mv", "vec")
 
 @_export
 def vdot(input, other, *, out=None):
-    r = _ov("vdot")(input, other)
-    return r if out is None else _copy_into(out, r)
+    if out is None:
+        return _ov("vdot")(input, other)
+    return _ov("dot", "out")(input, other, out=out)  # real dtypes only: vdot's out= checks are dot's
 
 
 @_export
@@ -506,6 +574,7 @@ def outer(input, vec2, *, out=None):
 
 
 ger = outer
+__all__.append("ger")
 
 
 @_export
@@ -528,26 +597,113 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 @_export
-def einsum(equation, *operands):
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    r = _ov("addbmm")(input, batch1, batch2, beta=beta, alpha=alpha)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    r = _ov("addr")(input, vec1, vec2, beta=beta, alpha=alpha)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    _check_input(input, "addcmul")
+    r = _ov("addcmul")(input, tensor1, tensor2, value=value)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    _check_input(input, "addcdiv")
+    r = _ov("addcdiv")(input, tensor1, tensor2, value=value)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def cross(input, other, dim=None, *, out=None):
+    r = _ov("cross")(input, other, dim)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def tensordot(a, b, dims=2, out=None):
+    """Contract the last ``dims`` dims of a with the first of b, or the dims listed as ([a dims], [b dims])."""
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    elif isinstance(dims, Tensor):
+        dims = dims.tolist()
+        dims_a, dims_b = ([dims[0]], [dims[1]]) if isinstance(dims[0], int) else (list(dims[0]), list(dims[1]))
+    else:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+    r = _ov("tensordot")(a, b, dims_a, dims_b)
+    return r if out is None else _copy_into(out, r)
+
+
+@_export
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    return _ov("cdist")(x1, x2, p, None)
+
+
+@_export
+def dist(input, other, p=2):
+    return _ov("dist")(input, other, p)
+
+
+def _einsum_subscript(n):
+    if n is Ellipsis:
+        return "..."
+    if isinstance(n, int) and 0 <= n < 52:
+        return chr(ord("A") + n) if n < 26 else chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
+@_export
+def einsum(*args):
+    """einsum(equation, *operands) or einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, or at least one "
+                         "operand and its subscripts list")
+    if isinstance(args[0], Tensor):
+        # the sublist format: operands interleaved with their subscripts, the output's last (optional)
+        equation = ",".join("".join(_einsum_subscript(s) for s in sub) for sub in args[1::2])
+        if len(args) % 2 == 1:
+            equation += "->" + "".join(_einsum_subscript(s) for s in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
+        return einsum(equation, *operands[0])
     if not isinstance(equation, str):
-        raise TypeError(f"einsum(): argument 'equation' must be str, not {type(equation).__name__}")
+        raise TypeError(f"einsum(): argument 'equation' (position 1) must be str, not {type(equation).__name__}")
     return _ov("einsum")(equation, list(operands))
 
 
 # --- joining and splitting ----------------------------------------------------------------------
 
 @_export
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, axis=None):
+    if axis is not None:  # NumPy's name, which torch accepts too
+        dim = axis
     return _ov("cat")(tensors, dim) if out is None else _ov("cat", "out")(tensors, dim, out=out)
 
 
 concat = concatenate = cat
+__all__ += ["concat", "concatenate"]
 
 
 @_export
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0, *, out=None, axis=None):
+    if axis is not None:  # NumPy's name, which torch accepts too
+        dim = axis
     return _ov("stack")(tensors, dim) if out is None else _ov("stack", "out")(tensors, dim, out=out)
 
 
@@ -616,9 +772,10 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 
 @_export
-def scatter_add(input, dim, index, src):
+def scatter_add(input, dim, index, src, *, out=None):
     _check_input(input, "scatter_add")
-    return _ov("scatter_add")(input, dim, index, src)
+    return _ov("scatter_add")(input, dim, index, src) if out is None else \
+        _ov("scatter_add", "out")(input, dim, index, src, out=out)
 
 
 @_export
@@ -644,12 +801,13 @@ def masked_fill(input, mask, value):
 @_export
 def nonzero(input, *, out=None, as_tuple=False):
     _check_input(input, "nonzero")
-    r = _ov("nonzero")(input)
     if as_tuple:
-        if input.dim() == 0:
-            return (r.reshape(-1),)
-        return tuple(r.t().unbind(0)) if r.numel() or input.dim() else tuple()
-    return r if out is None else _copy_into(out, r)
+        if out is not None:
+            raise RuntimeError("nonzero does not support the out kwarg when as_tuple is True")
+        # a 0-dim input counts as 1-D here, as in torch
+        r = _ov("nonzero")(input.reshape(1) if input.dim() == 0 else input)
+        return tuple(r.unbind(1))
+    return _ov("nonzero")(input) if out is None else _ov("nonzero", "out")(input, out=out)
 
 
 @_export
@@ -657,10 +815,39 @@ def argwhere(input):
     return nonzero(input)
 
 
+def _index_put_args(fname, indices, values, first):
+    """torch's parser checks for index_put: a tuple of Tensors (no None) and a Tensor of values.
+
+    ``first`` is the 0-based position of ``indices``: 1 for the function, 0 for the method.
+    """
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'indices' (position {first + 1}) must be tuple of Tensors, not "
+                        f"{type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {first}, but got {type(t).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{fname}(): argument 'values' (position {first + 2}) must be Tensor, not "
+                        f"{type(values).__name__}")
+    return list(indices)
+
+
 @_export
 def index_put(input, indices, values, accumulate=False):
     _check_input(input, "index_put")
-    return _ov("index_put")(input, list(indices), values, accumulate)
+    return _ov("index_put")(input, _index_put_args("index_put", indices, values, 1), values, accumulate)
+
+
+def _out_pair(out, fname, position):
+    """The (values, indices) out= of sort-like ops, checked as torch's argument parser does."""
+    if not isinstance(out, (tuple, list)):
+        raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors, not {type(out).__name__}")
+    if len(out) != 2:
+        raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
+    for i, t in enumerate(out):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {position}, but got {type(t).__name__}")
+    return out
 
 
 @_export
@@ -668,8 +855,9 @@ def sort(input, dim=-1, descending=False, *, stable=False, out=None):
     _check_input(input, "sort")
     if out is None:
         return return_types.sort(*_ov("sort", "stable")(input, stable=stable, dim=dim, descending=descending))
+    values, indices = _out_pair(out, "sort", 3)
     return return_types.sort(*_ov("sort", "values_stable")(input, stable=stable, dim=dim, descending=descending,
-                                                            values=out[0], indices=out[1]))
+                                                            values=values, indices=indices))
 
 
 @_export
@@ -683,8 +871,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     _check_input(input, "topk")
     if out is None:
         return return_types.topk(*_ov("topk")(input, k, dim, largest, sorted))
-    return return_types.topk(*_ov("topk", "values")(input, k, dim, largest, sorted, values=out[0],
-                                                     indices=out[1]))
+    values, indices = _out_pair(out, "topk", 5)
+    return return_types.topk(*_ov("topk", "values")(input, k, dim, largest, sorted, values=values,
+                                                     indices=indices))
 
 
 @_export
@@ -709,7 +898,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 @_export
 def flip(input, dims):
     _check_input(input, "flip")
-    return _ov("flip")(input, list(dims) if isinstance(dims, (list, tuple)) else [dims])
+    return _ov("flip")(input, dims)  # int[]: a bare int is refused, as in torch
 
 
 @_export
@@ -725,9 +914,7 @@ def flipud(input):
 @_export
 def roll(input, shifts, dims=None):
     _check_input(input, "roll")
-    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
-    dims = [] if dims is None else (list(dims) if isinstance(dims, (list, tuple)) else [dims])
-    return _ov("roll")(input, shifts, dims)
+    return _ov("roll")(input, shifts, [] if dims is None else dims)  # int[1] slots also take a bare int
 
 
 def _tri(name):
@@ -758,7 +945,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 @_export
 def tile(input, dims):
     _check_input(input, "tile")
-    return _ov("tile")(input, list(dims) if isinstance(dims, (list, tuple)) else [dims])
+    return _ov("tile")(input, dims)  # int[]: a bare int is refused, as in torch
 
 
 # --- shape and views ----------------------------------------------------------------------------------
@@ -766,7 +953,7 @@ def tile(input, dims):
 @_export
 def reshape(input, shape):
     _check_input(input, "reshape")
-    return _ov("reshape")(input, parse_size((shape,) if not isinstance(shape, int) else (shape,), "reshape"))
+    return _ov("reshape")(input, parse_size((shape,), "reshape", "shape", 2))
 
 
 @_export
@@ -804,6 +991,8 @@ def transpose(input, dim0, dim1):
 
 
 swapaxes = swapdims = transpose
+__all__.append("swapaxes")
+__all__.append("swapdims")
 
 
 @_export
@@ -864,6 +1053,7 @@ def movedim(input, source, destination):
 
 
 moveaxis = movedim
+__all__.append("moveaxis")
 
 
 @_export
@@ -912,6 +1102,13 @@ def detach(input):
 @_export
 def result_type(tensor1, tensor2) -> D.dtype:
     """The dtype an op on ``tensor1`` and ``tensor2`` (tensors or numbers) computes in."""
+    for x in (tensor1, tensor2):
+        if not isinstance(x, (Tensor, builtins.bool, builtins.int, builtins.float)) and \
+                not (type(x).__module__ == "numpy" and hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0):
+            got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (tensor1, tensor2))
+            raise TypeError(f"result_type() received an invalid combination of arguments - got ({got}), but "
+                            "expected one of:\n * (Tensor tensor, Tensor other)\n * (Number scalar, Tensor tensor)\n"
+                            " * (Tensor tensor, Number other)\n * (Number scalar1, Number scalar2)\n")
     return promotion.result_type(tensor1, tensor2)
 
 

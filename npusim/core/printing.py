@@ -66,21 +66,18 @@ class _Formatter:
                 absv = np.abs(vals)
                 lo, hi = float(absv.min()), float(absv.max())
                 self.int_mode = bool(np.all(vals == np.ceil(vals)))
-                if self.int_mode:
-                    if hi / lo > 1000.0 or hi > 1.0e8:
-                        self.sci_mode = True
-                        widths = (len(f"{v:.{p}e}") for v in vals.tolist())
-                    else:
-                        widths = (len(f"{v:.0f}") + 1 for v in vals.tolist())
+                if PRINT_OPTS.sci_mode is None:
+                    self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
                 else:
-                    if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-                        self.sci_mode = True
-                        widths = (len(f"{v:.{p}e}") for v in vals.tolist())
-                    else:
-                        widths = (len(f"{v:.{p}f}") for v in vals.tolist())
+                    self.sci_mode = PRINT_OPTS.sci_mode
+                # the width is measured in the notation the values will be printed in
+                if self.sci_mode:
+                    widths = (len(f"{v:.{p}e}") for v in vals.tolist())
+                elif self.int_mode:
+                    widths = (len(f"{v:.0f}") + 1 for v in vals.tolist())
+                else:
+                    widths = (len(f"{v:.{p}f}") for v in vals.tolist())
                 self.max_width = max(self.max_width, max(widths))
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def format(self, v) -> str:
         p = PRINT_OPTS.precision

@@ -10,6 +10,8 @@ the properties that need no operator.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import dtype as _dt
@@ -53,6 +55,8 @@ class Tensor:
     __slots__ = ("_a", "_device", "_ks", "_base", "_st", "_vc", "_am", "__dict__", "__weakref__")
     # NumPy defers to our reflected operators (np.float32(2) * t is a Tensor).
     __array_priority__ = 1000
+    # The backend's metadata dict (c10::BackendMeta); set per tensor, in ``__dict__``, only when a backend uses it.
+    _backend_meta = None
 
     def __new__(cls, *args, device=None, dtype=None):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy float constructor.
@@ -105,9 +109,12 @@ class Tensor:
     def stride(self, dim=None):
         a = self._a
         isz = a.itemsize
+        strides = a.strides
+        if a.size == 0 and not any(strides):
+            strides = _contiguous_byte_strides(a.shape, isz)  # NumPy zeroes a fresh empty array's strides
         if dim is None:
-            return tuple(s // isz for s in a.strides)
-        return a.strides[_wrap_dim(dim, a.ndim)] // isz
+            return tuple(s // isz for s in strides)
+        return strides[_wrap_dim(dim, a.ndim)] // isz
 
     def storage_offset(self) -> int:
         st = self.untyped_storage()
@@ -217,17 +224,14 @@ class Tensor:
         return self._a
 
     def __array__(self, dtype=None, copy=None):
-        if self._device is not CPU:
-            raise TypeError(f"can't convert {self._device} device type tensor to numpy. Use Tensor.cpu() to "
-                            f"copy the tensor to host memory first.")
-        a = self._a
+        a = self.numpy()  # torch's __array__ goes through numpy(): same device, grad and dtype errors
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if self.requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         from .dlpack import export_dlpack
         return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
@@ -270,10 +274,17 @@ class Tensor:
 
     def _scalar_for(self, what):
         if self._a.size != 1:
-            raise ValueError(f"only one element tensors can be converted to Python scalars")
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        return id(self)
+
+    def __contains__(self, element):
+        if not isinstance(element, (Tensor, int, float, bool, np.number, np.bool_)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a "
+                               f"{type(element)}.")
+        return bool((self == element).any().item())
 
     def __repr__(self, *, tensor_contents=None):
         from .printing import tensor_repr
@@ -288,15 +299,23 @@ class Tensor:
         from .pickling import reduce_tensor
         return reduce_tensor(self)
 
+    def __copy__(self):
+        """A new tensor over the same memory (torch's shallow copy shares the storage)."""
+        new = make_alias(self._a, self)
+        new._vc = None
+        if self.requires_grad:
+            new.requires_grad_(True)
+        return new
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                                "protocol at the moment.  If you were attempting to deepcopy a module, this may "
-                               "be because of a torch.nn.utils.weight_norm usage, see "
+                               "be because of a npusim.nn.utils.weight_norm usage, see "
                                "https://github.com/pytorch/pytorch/pull/103001")
-        new = self.detach().clone()
+        new = _deepcopy_data(self, memo)
         if type(self) is not Tensor:
             new = type(self)._from_tensor_for_copy(new, self)
         new.requires_grad_(self.requires_grad)
@@ -366,6 +385,8 @@ class Tensor:
         self._ks = value._device._grad_ks if rg else value._device._ks
         self._st = value._st_of()
         self._base = None
+        if value._backend_meta is not None or self._backend_meta is not None:
+            self._backend_meta = value._backend_meta  # set_data takes the new data's backend metadata
 
     @property
     def output_nr(self) -> int:
@@ -381,6 +402,14 @@ class Tensor:
         n = self._a.ndim
         if n == 2:
             return self.t()
+        if n == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                          UserWarning, stacklevel=2)
+        else:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                          "deprecated and it will throw an error in a future release. Consider `x.mT` to transpose "
+                          "batches of matrices or `x.permute(*npusim.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
         return self.permute(*range(n - 1, -1, -1))
 
     @property
@@ -440,6 +469,8 @@ def make_alias(a, base: Tensor) -> Tensor:
     t = make_view(a, base)
     t._base = None
     t._st = base._st_of()
+    if base._backend_meta is not None:  # detach and shallow copies keep it (torch's copy_tensor_metadata)
+        t._backend_meta = dict(base._backend_meta)
     return t
 
 
@@ -454,6 +485,33 @@ def tensor_over_storage(st: UntypedStorage) -> Tensor:
     t._vc = None
     t._am = None
     return t
+
+
+def _deepcopy_data(t: Tensor, memo) -> Tensor:
+    """A copy of ``t``'s data; tensors that shared memory in ``memo``'s copy keep sharing it (as in torch)."""
+    a = t._a
+    root = array_root(a)
+    if a.__class__ is not _ndarray or not (root.flags.c_contiguous or root.flags.f_contiguous):
+        return t.detach().clone()
+    key = ("npusim-storage", id(root))
+    new_root = memo.get(key)
+    if new_root is None:
+        new_root = memo[key] = root.copy(order="K")
+        memo.setdefault("npusim-keep", []).append(root)  # keep id(root) from being reused while copying
+    offset = array_address(a) - array_address(root)
+    buf = new_root.reshape(-1, order="A").view(np.uint8)
+    r = np.ndarray(a.shape, a.dtype, buffer=buf, offset=offset, strides=a.strides)
+    return make(r, t._device)
+
+
+def _contiguous_byte_strides(shape, itemsize):
+    """torch's contiguous strides (size-0 and size-1 dims count as 1), in bytes."""
+    out = []
+    acc = itemsize
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(out))
 
 
 def _host_array(t: Tensor):

@@ -79,16 +79,22 @@ Tensor.__rmod__ = _rbinop(lambda self, other: _rem_s(other, self))
 Tensor.__pow__ = _binop(_pow)
 Tensor.__ipow__ = _binop(_pow_)
 Tensor.__rpow__ = _rbinop(lambda self, other: _pow_s(other, self))
-Tensor.__matmul__ = _binop(_matmul)
-Tensor.__rmatmul__ = _rbinop(lambda self, other: _matmul(other, self))
+# ``@`` takes tensors only: numbers get NotImplemented, hence Python's TypeError (as in torch)
+Tensor.__matmul__ = lambda self, other: _matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+Tensor.__rmatmul__ = lambda self, other: _matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 Tensor.__and__ = Tensor.__rand__ = _binop(_and)
 Tensor.__or__ = Tensor.__ror__ = _binop(_or)
 Tensor.__xor__ = Tensor.__rxor__ = _binop(_xor)
 Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = _binop(_and_), _binop(_or_), _binop(_xor_)
 Tensor.__neg__ = _ov("neg")
-Tensor.__pos__ = lambda self: self
+def _positive(self):
+    if self._a.dtype == np.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+Tensor.__pos__ = _positive
 Tensor.__abs__ = _ov("abs")
-Tensor.__invert__ = _ov("bitwise_not")
 Tensor.__eq__ = _binop(_ov("eq", "Tensor"))
 Tensor.__ne__ = _binop(_ov("ne", "Tensor"))
 Tensor.__lt__ = _binop(_ov("lt", "Tensor"))
@@ -97,7 +103,7 @@ Tensor.__gt__ = _binop(_ov("gt", "Tensor"))
 Tensor.__ge__ = _binop(_ov("ge", "Tensor"))
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
-Tensor.__hash__ = object.__hash__  # defining __eq__ above must not make tensors unhashable
+Tensor.__hash__ = Tensor.__dict__["__hash__"]  # tensors hash by identity, as in torch
 
 
 # --- elementwise methods -----------------------------------------------------------------------------
@@ -119,6 +125,18 @@ for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin",
 for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
                    ("arccos", "acos"), ("arctan", "atan")):
     _simple(_alias, _n)
+    _simple(_alias + "_", _n + "_")
+_simple("sgn_", "sign_")  # sgn is sign for real dtypes
+
+
+def _invert(self):
+    if self.is_floating_point():
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return _bitwise_not(self)
+
+
+_bitwise_not = _ov("bitwise_not")
+Tensor.__invert__ = _invert
 for _n in ("eq", "ne", "lt", "le", "gt", "ge", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor"):
     _simple(_n, overload="Tensor")
     _simple(f"{_n}_", overload="Tensor")
@@ -130,7 +148,25 @@ for _n in ("floor_divide", "maximum", "minimum", "atan2", "logical_and", "logica
 for _n in ("atan2", "logical_and", "logical_or", "logical_xor"):
     _simple(f"{_n}_")
 _simple("floor_divide_", overload="Tensor")
-_simple("arctan2", "atan2")
+
+
+def _tensor_other(name, op_name=None):
+    """A method whose ``other`` has no Scalar overload: numbers get torch's argument-parser TypeError."""
+    fn = _ov(op_name or name)
+
+    def method(self, other):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                            f"{other.__class__.__name__}")
+        return fn(self, other)
+    method.__name__ = method.__qualname__ = name
+    setattr(Tensor, name, method)
+
+
+for _n in ("maximum", "minimum", "atan2", "logical_and", "logical_or", "logical_xor", "atan2_", "logical_and_",
+           "logical_or_", "logical_xor_"):
+    _tensor_other(_n)
+_tensor_other("arctan2", "atan2")
 _simple("mul", overload="Tensor")
 _simple("mul_", overload="Tensor")
 _simple("multiply", "mul", "Tensor")
@@ -189,22 +225,28 @@ def pow_(self, exponent):
 
 
 @_method
-def round(self, decimals=0):
+def round(self, decimals=None):
+    if decimals is None:
+        return _ov("round")(self)
     return _ov("round", "decimals")(self, decimals=decimals)
 
 
 @_method
-def round_(self, decimals=0):
+def round_(self, decimals=None):
+    if decimals is None:
+        return _ov("round_")(self)
     return _ov("round_", "decimals")(self, decimals=decimals)
 
 
 @_method
 def clamp(self, min=None, max=None):  # noqa: A002
+    F._check_clamp_bounds("clamp", (min, max), min, max)
     return F.clamp(self, min, max)
 
 
 @_method
 def clamp_(self, min=None, max=None):  # noqa: A002
+    F._check_clamp_bounds("clamp_", (min, max), min, max)
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     return _ov("clamp_", "Tensor" if tensors else "default")(self, min, max)
 
@@ -282,7 +324,12 @@ def masked_fill_(self, mask, value):
 
 @_method
 def index_put_(self, indices, values, accumulate=False):
-    return _ov("index_put_")(self, list(indices), values, accumulate)
+    return _ov("index_put_")(self, F._index_put_args("index_put_", indices, values, 0), values, accumulate)
+
+
+@_method
+def index_put(self, indices, values, accumulate=False):
+    return _ov("index_put")(self, F._index_put_args("index_put", indices, values, 0), values, accumulate)
 
 
 @_method
@@ -310,8 +357,24 @@ def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return _ov("addmm_")(self, mat1, mat2, beta=beta, alpha=alpha)
 
 
+for _n in ("addcmul", "addcdiv", "addr", "addbmm", "cross", "dist"):
+    setattr(Tensor, _n, getattr(F, _n))
+
+
+@_method
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    return _ov("addcmul_")(self, tensor1, tensor2, value=value)
+
+
+@_method
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    return _ov("addcdiv_")(self, tensor1, tensor2, value=value)
+
+
 @_method
 def flip(self, *dims):
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]
     return F.flip(self, list(dims))
@@ -319,6 +382,8 @@ def flip(self, *dims):
 
 @_method
 def tile(self, *dims):
+    if not dims:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
     if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
         dims = dims[0]
     return F.tile(self, list(dims))
@@ -326,7 +391,9 @@ def tile(self, *dims):
 
 @_method
 def repeat(self, *sizes):
-    return _ov("repeat")(self, list(parse_size(sizes, "repeat")))
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
+    return _ov("repeat")(self, list(parse_size(sizes, "repeat", "repeats")))
 
 
 # --- shape and views ----------------------------------------------------------------------------------------
@@ -335,6 +402,11 @@ def repeat(self, *sizes):
 def view(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _ov("view", "dtype")(self, shape[0])
+    if not shape or len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)) or \
+            isinstance(shape[0], (bool, float)):
+        got = ", ".join(v.__class__.__name__ for v in shape)
+        raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                        " * (npusim.dtype dtype)\n * (tuple of ints size)\n")
     return _ov("view")(self, parse_size(shape, "view"))
 
 
@@ -345,7 +417,9 @@ def view_as(self, other):
 
 @_method
 def reshape(self, *shape):
-    return _ov("reshape")(self, parse_size(shape, "reshape"))
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
+    return _ov("reshape")(self, parse_size(shape, "reshape", "shape"))
 
 
 @_method
@@ -423,15 +497,42 @@ def resize_as_(self, other):
 _to_copy = _ov("_to_copy")
 
 
+_TO_SIGNATURES = (
+    " * (npusim.device device = None, npusim.dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+    "npusim.memory_format memory_format = None)\n"
+    " * (npusim.dtype dtype, bool non_blocking = False, bool copy = False, *, npusim.memory_format memory_format = "
+    "None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, npusim.memory_format memory_format = None)\n")
+
+
+def _arg_type_name(v) -> str:
+    if isinstance(v, D.dtype):
+        return "npusim.dtype"
+    if isinstance(v, _device):
+        return "npusim.device"
+    return v.__class__.__name__
+
+
+def _invalid_to(args, kwargs):
+    got = ", ".join(_arg_type_name(a) for a in args)
+    if args:
+        got += "".join(f", {k}={_arg_type_name(v)}" for k, v in kwargs.items())
+    else:
+        got = "".join(f"{k}={_arg_type_name(v)}, " for k, v in kwargs.items())
+    raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                    + _TO_SIGNATURES)
+
+
 def _parse_to(args, kwargs):
     """torch's Tensor.to overloads -> (device, dtype, non_blocking, copy, memory_format)."""
+    given_args, given_kwargs = tuple(args), dict(kwargs)
     dev = kwargs.pop("device", None)
     dt = kwargs.pop("dtype", None)
     non_blocking = kwargs.pop("non_blocking", False)
     copy = kwargs.pop("copy", False)
     memory_format = kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if kwargs or (dt is not None and not isinstance(dt, D.dtype)):
+        _invalid_to(given_args, given_kwargs)
     args = list(args)
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
@@ -450,9 +551,7 @@ def _parse_to(args, kwargs):
     if args and isinstance(args[0], bool):
         copy = args.pop(0)
     if args:
-        raise TypeError(f"to() received an invalid combination of arguments - got {tuple(type(a).__name__ for a in args)}")
-    if dt is not None and not isinstance(dt, D.dtype):
-        raise TypeError(f"to(): argument 'dtype' must be npusim.dtype, not {type(dt).__name__}")
+        _invalid_to(given_args, given_kwargs)
     return dev, dt, non_blocking, copy, memory_format
 
 
@@ -510,11 +609,10 @@ def type_as(self, other):
 
 def _new_factory(fill):
     def new(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        shape = parse_size(size, fill)
-        t = getattr(F_factories(), fill)(shape, dtype=dtype or self.dtype, device=device or self._device)
-        if requires_grad:
-            t.requires_grad_(True)
-        return t
+        shape = parse_size(size, f"new_{fill}")
+        return getattr(F_factories(), fill)(shape, dtype=dtype or self.dtype, device=device or self._device,
+                                            requires_grad=requires_grad)
+    new.__name__ = new.__qualname__ = f"new_{fill}"
     return new
 
 
@@ -531,10 +629,8 @@ Tensor.new_ones = _new_factory("ones")
 @_method
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
              pin_memory=False):
-    t = F_factories().full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    return F_factories().full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                              requires_grad=requires_grad)
 
 
 @_method

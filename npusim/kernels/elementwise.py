@@ -11,7 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .array_api import HALF_TYPES, as_array, is_integral, namespace_of
+from .array_api import HALF_TYPES, as_array, compute_dtype, is_integral, namespace_of
 
 
 def _int_zero_check(xp, b):
@@ -66,32 +66,20 @@ def fmod(a, b, out=None):
     return as_array(xp.fmod(a, b, out=out))
 
 
-def power(a, b, out=None):
-    """torch.pow: integral bases with negative integral exponents give 0, 1 or -1."""
+def int_power(a, b, out=None):
+    """torch.pow on integral arrays: a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
     xp = _xp(a, b)
-    a_dt = a.dtype if hasattr(a, "dtype") else None
-    b_int = (hasattr(b, "dtype") and is_integral(b.dtype)) or (isinstance(b, (int, np.integer)))
-    if a_dt is not None and is_integral(a_dt) and b_int:
-        if isinstance(b, (int, np.integer)):
-            if b < 0:
-                raise RuntimeError("Integers to negative integer powers are not allowed.")
-            return as_array(xp.power(a, b, out=out))
-        neg = b < 0
-        if bool(neg.any()):
-            safe = xp.where(neg, 0, b)
-            r = xp.power(a, safe)
-            odd = (xp.remainder(b, 2) != 0)
-            special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0)).astype(r.dtype)
-            r = xp.where(neg, special, r)
-            if out is not None:
-                out[...] = r
-                return out
-            return as_array(r)
-    if a_dt is None and not hasattr(a, "shape") and hasattr(b, "dtype") and is_integral(b.dtype):
-        # Scalar ** integer tensor
-        if bool((b < 0).any()) and isinstance(a, (int, np.integer)):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return as_array(xp.power(a, b, out=out))
+    neg = b < 0
+    if not bool(neg.any()):
+        return as_array(xp.power(a, b, out=out))
+    r = xp.power(a, xp.where(neg, 0, b).astype(b.dtype, copy=False))
+    odd = xp.remainder(b, 2) != 0
+    special = xp.where(a == 1, 1, xp.where(a == -1, xp.where(odd, -1, 1), 0)).astype(r.dtype)
+    r = xp.where(neg, special, r)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
 
 
 def sigmoid(a, out=None):
@@ -109,19 +97,25 @@ def sigmoid(a, out=None):
 
 def rsqrt(a, out=None):
     xp = namespace_of(a)
-    r = xp.sqrt(a)
-    return as_array(xp.reciprocal(r, out=out if out is not None else r))
+    r = xp.reciprocal(xp.sqrt(a))
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
 
 
 def sign(a, out=None):
-    xp = namespace_of(a)
+    """torch.sign: -1, 0 or 1 in the input dtype; sign(nan) and sign(-0.0) are 0."""
     if a.dtype == np.bool_:
-        r = a.copy() if out is None else a
-        if out is not None:
-            out[...] = a
-            return out
-        return r
-    return as_array(xp.sign(a, out=out))
+        r = a.copy()
+    elif a.dtype.kind == "u":
+        r = (a > 0).astype(a.dtype)
+    else:
+        r = (a > 0).astype(a.dtype) - (a < 0).astype(a.dtype)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
 
 
 def reciprocal(a, out=None):
@@ -129,16 +123,30 @@ def reciprocal(a, out=None):
     return as_array(xp.reciprocal(a, out=out))
 
 
-def round_half_even(a, decimals=0, out=None):
+def round_half_even(a, out=None):
+    """Round to the nearest integer, ties to even (integral arrays are copied)."""
     xp = namespace_of(a)
     if is_integral(a.dtype):
+        r = a.copy()
         if out is not None:
-            out[...] = a
+            out[...] = r
             return out
-        return a.copy()
-    if decimals == 0:
-        return as_array(xp.rint(a, out=out))
-    return as_array(xp.round(a, decimals, out=out))
+        return r
+    return as_array(xp.rint(a, out=out))
+
+
+def round_decimals(a, decimals, out=None):
+    """torch's round(decimals=d): nearbyint(x * 10**d) / 10**d, computed in float32 for 16-bit floats."""
+    xp = namespace_of(a)
+    work = compute_dtype(a.dtype)
+    x = a.astype(work, copy=False)
+    scale = work.type(10.0 ** abs(decimals))
+    r = xp.rint(x / scale) * scale if decimals < 0 else xp.rint(x * scale) / scale
+    r = r.astype(a.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return as_array(r)
 
 
 def lerp(start, end, weight, out=None):
@@ -158,15 +166,19 @@ def lerp(start, end, weight, out=None):
 
 
 def clamp(a, lo, hi, out=None):
-    """min(max(a, lo), hi); NaN in ``a`` propagates, as in torch."""
+    """min(max(a, lo), hi); NaN in ``a`` or in a bound propagates, as in torch."""
     xp = namespace_of(a)
-    r = a
-    if lo is not None:
-        r = xp.maximum(r, lo, out=out)
-    if hi is not None:
-        r = xp.minimum(r, hi, out=out if lo is None else (out if out is not None else r))
     if lo is None and hi is None:
         r = a.copy()
+    elif hi is None:
+        r = xp.maximum(a, lo)
+    elif lo is None:
+        r = xp.minimum(a, hi)
+    else:
+        r = xp.minimum(xp.maximum(a, lo), hi)
+    if out is not None:
+        out[...] = r
+        return out
     return as_array(r)
 
 
@@ -178,9 +190,10 @@ def nan_to_num(a, nan=None, posinf=None, neginf=None, out=None):
             return out
         return a.copy()
     fi = ml_dtypes.finfo(a.dtype)
-    r = xp.where(xp.isnan(a), 0.0 if nan is None else nan, a)
-    r = xp.where(xp.isposinf(r), fi.max if posinf is None else posinf, r)
-    r = xp.where(xp.isneginf(r), fi.min if neginf is None else neginf, r)
+    # the masks come from the input: a replacement that overflows to inf stays inf
+    r = xp.where(xp.isnan(a), 0.0 if nan is None else nan, a).astype(a.dtype, copy=False)
+    r = xp.where(xp.isposinf(a), fi.max if posinf is None else posinf, r).astype(a.dtype, copy=False)
+    r = xp.where(xp.isneginf(a), fi.min if neginf is None else neginf, r)
     r = r.astype(a.dtype, copy=False)
     if out is not None:
         out[...] = r

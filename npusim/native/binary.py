@@ -4,8 +4,14 @@ Each family is one computation registered under torch's overload names: the
 functional form (``add.Tensor`` / ``add.Scalar``), ``out=`` (``add.out``) and
 in-place (``add_.Tensor``). NumPy ufuncs also serve CuPy arrays through
 ``__array_ufunc__``, so one body covers both array modules.
+
+Operands are converted straight from their own dtype to the computation dtype
+(torch's TensorIterator casts each input once), so ``int8 0-dim / uint8`` sees
+the signed value and ``uint8 / -3`` divides by -3.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -13,12 +19,17 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
 from ..kernels import elementwise as K
+from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
 _ndarray = np.ndarray
 FROM_NP = C.FROM_NP
 _make = C.make
+_F32 = np.dtype(np.float32)
+_BOOL = np.dtype(np.bool_)
 
+
+# --- dtypes, devices and operands ----------------------------------------------------------------
 
 def _scalar_result(np_dt, v):
     """Result dtype of (tensor of np_dt) op (Python number v)."""
@@ -31,156 +42,7 @@ def _scalar_result(np_dt, v):
         return D.int64 if k == "b" else FROM_NP[np_dt]
     if isinstance(v, (float, np.floating)):
         return D.get_default_dtype()
-    if isinstance(v, Tensor):
-        raise AssertionError("tensor passed as scalar")
     raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
-
-
-def operands(x, y):
-    """(a, b, common dtype, device) for x op y, each a Tensor or a Python number."""
-    if isinstance(x, Tensor):
-        a = x._a
-        dev = x._device
-        if isinstance(y, Tensor):
-            b = y._a
-            if y._device is not dev:
-                if y._device is CPU and b.ndim == 0:
-                    pass
-                elif dev is CPU and a.ndim == 0:
-                    dev = y._device
-                else:
-                    C.raise_device_mismatch(dev, y._device)
-                cd = C.result_type(x, y)
-                return C.array_operand(x, cd.np, dev), C.array_operand(y, cd.np, dev), cd, dev
-            if a.dtype is b.dtype or a.dtype == b.dtype:
-                return a, b, FROM_NP[a.dtype], dev
-            cd = C.result_type(x, y)
-            npd = cd.np
-            return (a if a.dtype == npd else a.astype(npd)), (b if b.dtype == npd else b.astype(npd)), cd, dev
-        cd = _scalar_result(a.dtype, y)
-        npd = cd.np
-        return (a if a.dtype == npd else a.astype(npd)), C.scalar_operand(y, npd), cd, dev
-    if isinstance(y, Tensor):
-        b, a, cd, dev = operands(y, x)
-        return a, b, cd, dev
-    cd = C.result_type(x, y)
-    return np.asarray(x, cd.np), np.asarray(y, cd.np), cd, CPU
-
-
-def _call(fn, a, b, out=None):
-    try:
-        return fn(a, b) if out is None else fn(a, b, out=out)
-    except ValueError as e:
-        if "broadcast" in str(e):
-            if out is not None:
-                shape = C.broadcast_shapes(np.shape(a), np.shape(b))
-                raise RuntimeError(f"output with shape {list(out.shape)} doesn't match the broadcast shape "
-                                   f"{list(shape)}") from None
-            C.shape_error(a, b)
-        raise
-
-
-def _inplace(self, fn, b, cd):
-    a = self._a
-    if cd.np != a.dtype:
-        C.check_inplace(self, cd, a.shape)
-        _call(lambda x, y, out: fn(x, y, out=out, casting="unsafe"), a.astype(cd.np), b, out=a)
-    else:
-        _call(fn, a, b, out=a)
-    self._bump_version()
-    return self
-
-
-# --- families ---------------------------------------------------------------------------
-
-def _alpha_check(cd, alpha):
-    if isinstance(alpha, (bool, np.bool_)) and cd is not D.bool:
-        raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not cd.is_floating_point and isinstance(alpha, (float, np.floating)):
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-
-
-def _scaled(b, alpha, cd):
-    """alpha * b, after torch's alpha checks (the int 1 is the free common case)."""
-    if alpha.__class__ is int and alpha == 1:
-        return b
-    _alpha_check(cd, alpha)
-    if alpha == 1:
-        return b
-    return np.multiply(b, C.scalar_operand(alpha, cd.np))
-
-
-def _check_bool_sub(cd):
-    if cd is D.bool:
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
-                           "or `logical_xor()` operator instead.")
-
-
-def add(self, other, alpha=1):
-    a, b, cd, dev = operands(self, other)
-    if alpha.__class__ is not int or alpha != 1:
-        b = _scaled(b, alpha, cd)
-    r = _call(np.add, a, b)
-    if r.__class__ is not _ndarray:
-        r = C.as_array(r)
-    return _make(r, dev)
-
-
-def add_out(self, other, alpha=1, out=None):
-    return C.finish_out(out, add(self, other, alpha)._a, _result_dt(self, other), C.common_device(self, other))
-
-
-def add_(self, other, alpha=1):
-    a, b, cd, dev = operands(self, other)
-    b = _scaled(b, alpha, cd)
-    return _inplace(self, np.add, b, cd)
-
-
-def sub(self, other, alpha=1):
-    a, b, cd, dev = operands(self, other)
-    if cd is D.bool:
-        _check_bool_sub(cd)
-    if alpha.__class__ is not int or alpha != 1:
-        b = _scaled(b, alpha, cd)
-    r = _call(np.subtract, a, b)
-    if r.__class__ is not _ndarray:
-        r = C.as_array(r)
-    return _make(r, dev)
-
-
-def sub_out(self, other, alpha=1, out=None):
-    return C.finish_out(out, sub(self, other, alpha)._a, _result_dt(self, other), C.common_device(self, other))
-
-
-def sub_(self, other, alpha=1):
-    a, b, cd, dev = operands(self, other)
-    _check_bool_sub(cd)
-    return _inplace(self, np.subtract, _scaled(b, alpha, cd), cd)
-
-
-def rsub(self, other, alpha=1):
-    """other - alpha * self."""
-    a, b, cd, dev = operands(self, other)
-    _check_bool_sub(cd)
-    r = _call(np.subtract, b, _scaled(a, alpha, cd))
-    return C.wrap(r, dev)
-
-
-def mul(self, other):
-    a, b, cd, dev = operands(self, other)
-    r = _call(np.multiply, a, b)
-    if r.__class__ is not _ndarray:
-        r = C.as_array(r)
-    return _make(r, dev)
-
-
-def mul_out(self, other, out=None):
-    return C.finish_out(out, mul(self, other)._a, _result_dt(self, other), C.common_device(self, other))
-
-
-def mul_(self, other):
-    a, b, cd, dev = operands(self, other)
-    return _inplace(self, np.multiply, b, cd)
 
 
 def _result_dt(x, y):
@@ -193,203 +55,535 @@ def _result_dt(x, y):
     return C.result_type(x, y)
 
 
-# true division and rounding modes
+def _dtype_of(x):
+    return FROM_NP[x._a.dtype] if isinstance(x, Tensor) else C._scalar_dtype(x)
 
-def _float_operands(self, other):
-    a, b, cd, dev = operands(self, other)
+
+def _device(x, y):
+    """The device x op y runs on; a 0-dim cpu tensor may join another device's op."""
+    if isinstance(x, Tensor):
+        dev = x._device
+        if isinstance(y, Tensor) and y._device is not dev:
+            if y._device is CPU and y._a.ndim == 0:
+                pass
+            elif dev is CPU and x._a.ndim == 0:
+                dev = y._device
+            else:
+                C.raise_device_mismatch(dev, y._device)
+        return dev
+    return y._device if isinstance(y, Tensor) else CPU
+
+
+def _convert(x, np_dt, dev):
+    if isinstance(x, Tensor):
+        return C.array_operand(x, np_dt, dev)
+    return C.scalar_operand(x, np_dt)
+
+
+def _prepare(x, y, cd):
+    dev = _device(x, y)
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        return np.asarray(x, cd.np), np.asarray(y, cd.np), cd, dev
+    return _convert(x, cd.np, dev), _convert(y, cd.np, dev), cd, dev
+
+
+def operands(x, y):
+    """(a, b, common dtype, device) for x op y, each a Tensor or a Python number."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor):
+        a, b = x._a, y._a
+        if a.dtype == b.dtype and x._device is y._device:
+            return a, b, FROM_NP[a.dtype], x._device
+    return _prepare(x, y, _result_dt(x, y))
+
+
+def _float_operands(x, y):
+    """Operands of an op whose integral inputs compute in the default float dtype (div, atan2)."""
+    cd = _result_dt(x, y)
     if not cd.is_floating_point:
         cd = D.get_default_dtype()
-        a = a.astype(cd.np) if hasattr(a, "astype") else a
-        b = b.astype(cd.np) if hasattr(b, "astype") and not isinstance(b, (float, int)) else b
-    return a, b, cd, dev
+    return _prepare(x, y, cd)
+
+
+def _scalar_like(y):
+    return not isinstance(y, Tensor) or y._a.ndim == 0
+
+
+def _opmath_operands(x, y, cd, dev):
+    """float32 operands for torch's mul/div kernels on 16-bit floats with a scalar second operand:
+    the scalar is read at float32 precision from its original value, not rounded to 16 bits."""
+    a = _to_f32(_convert(x, cd.np, dev))
+    if not isinstance(y, Tensor):
+        return a, np.float32(y)
+    b = y._a.astype(_F32)
+    return a, (b if y._device is dev else b[()])  # a 0-dim cpu operand joins as a scalar
+
+
+def _to_f32(x):
+    return x.astype(_F32) if hasattr(x, "astype") else np.float32(x)
+
+
+def _call(fn, a, b, out=None):
+    try:
+        return fn(a, b) if out is None else fn(a, b, out=out)
+    except ValueError as e:
+        if "broadcast" in str(e):
+            C.shape_error(a, b)
+        raise
+
+
+def _array(r):
+    return r if r.__class__ is _ndarray else C.as_array(r)
+
+
+def _check_inplace(self, other, cd, *more):
+    """torch's in-place checks: broadcast shape equals self's, result castable to self's dtype."""
+    shape = self._a.shape
+    shapes = [x._a.shape for x in (other, *more) if isinstance(x, Tensor)]
+    if any(s != shape for s in shapes):
+        C.check_inplace(self, cd, C.broadcast_shapes(shape, *shapes))
+    elif cd.np != self._a.dtype:
+        C.check_inplace(self, cd, shape)
+
+
+def _write_inplace(self, r):
+    """Store a computed result into ``self`` (already checked)."""
+    return C.write_out(self, r)
+
+
+def _check_out(out, dt, *operands):
+    """torch checks an ``out=`` tensor's dtype (after broadcasting the inputs) before computing."""
+    if isinstance(out, Tensor) and not D.can_cast(dt, FROM_NP[out._a.dtype]):
+        C.broadcast_shapes(*[x._a.shape for x in operands if isinstance(x, Tensor)])
+        raise RuntimeError(f"result type {C.TORCH_NAME[dt]} can't be cast to the desired output type "
+                           f"{C.tname(out._a.dtype)}")
+
+
+def _not_implemented(kernel, cd, *operands):
+    C.broadcast_shapes(*[np.shape(x) for x in operands])
+    raise NotImplementedError(f"\"{kernel}\" not implemented for '{C.TORCH_NAME[cd]}'")
+
+
+# --- add / sub / rsub ---------------------------------------------------------------------------
+
+def _alpha_check(cd, alpha):
+    if isinstance(alpha, (bool, np.bool_)) and cd is not D.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not cd.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _axpy(a, b, alpha, cd, sign=1):
+    """a + sign * alpha * b in dtype ``cd`` (16-bit floats in float32, rounded once, as torch)."""
+    if cd is D.bool:
+        return np.logical_or(a, np.logical_and(b, bool(alpha)))
+    if cd.np in HALF_TYPES:
+        # torch rounds alpha to the 16-bit type, then computes in float32
+        alpha = np.float32(cd.np.type(sign * alpha))
+        return _array(_call(np.add, _to_f32(a), _to_f32(b) * alpha)).astype(cd.np)
+    if hasattr(b, "shape"):
+        b = np.multiply(b, C.scalar_operand(sign * alpha, cd.np))
+    else:
+        b = C.scalar_operand(b * sign * alpha, cd.np)
+    return _call(np.add, a, b)
+
+
+def _is_one(alpha):
+    return alpha.__class__ is int and alpha == 1
+
+
+def add(self, other, alpha=1):
+    a, b, cd, dev = operands(self, other)
+    if _is_one(alpha):
+        r = _call(np.add, a, b)
+    else:
+        _alpha_check(cd, alpha)
+        r = _axpy(a, b, alpha, cd)
+    return _make(_array(r), dev)
+
+
+def add_out(self, other, alpha=1, out=None):
+    r = add(self, other, alpha)
+    return C.finish_out(out, r._a, r.dtype, r._device)
+
+
+def add_(self, other, alpha=1):
+    cd = _result_dt(self, other)
+    _check_inplace(self, other, cd)
+    if _is_one(alpha) and cd.np == self._a.dtype:
+        a, b, cd, dev = operands(self, other)
+        _ufunc_inplace(self, np.add, b)
+        return self
+    return _write_inplace(self, add(self, other, alpha)._a)
+
+
+def _ufunc_inplace(self, ufunc, b):
+    C.check_writable(self)
+    ufunc(self._a, b, out=self._a)
+    self._bump_version()
+
+
+def _check_sub(x, y):
+    xb, yb = _dtype_of(x) is D.bool, _dtype_of(y) is D.bool
+    if xb and yb:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+                           "or `logical_xor()` operator instead.")
+    if xb or yb:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
+def sub(self, other, alpha=1):
+    _check_sub(self, other)
+    a, b, cd, dev = operands(self, other)
+    if _is_one(alpha):
+        r = _call(np.subtract, a, b)
+    else:
+        _alpha_check(cd, alpha)
+        r = _axpy(a, b, alpha, cd, -1)
+    return _make(_array(r), dev)
+
+
+def sub_out(self, other, alpha=1, out=None):
+    r = sub(self, other, alpha)
+    return C.finish_out(out, r._a, r.dtype, r._device)
+
+
+def sub_(self, other, alpha=1):
+    _check_sub(self, other)
+    cd = _result_dt(self, other)
+    _check_inplace(self, other, cd)
+    if _is_one(alpha) and cd.np == self._a.dtype:
+        a, b, cd, dev = operands(self, other)
+        _ufunc_inplace(self, np.subtract, b)
+        return self
+    return _write_inplace(self, sub(self, other, alpha)._a)
+
+
+def rsub(self, other, alpha=1):
+    """other - alpha * self."""
+    _check_sub(self, other)
+    a, b, cd, dev = operands(self, other)
+    if _is_one(alpha):
+        r = _call(np.subtract, b, a)
+    else:
+        _alpha_check(cd, alpha)
+        r = _axpy(b, a, alpha, cd, -1)
+    return C.wrap(r, dev)
+
+
+# --- mul / div --------------------------------------------------------------------------------------
+
+def _mul_compute(self, other):
+    a, b, cd, dev = operands(self, other)
+    if cd.np in HALF_TYPES and _scalar_like(other) and isinstance(self, Tensor):
+        af, bf = _opmath_operands(self, other, cd, dev)
+        return _array(_call(np.multiply, af, bf)).astype(cd.np), cd, dev
+    return _array(_call(np.multiply, a, b)), cd, dev
+
+
+def mul(self, other):
+    if isinstance(other, Tensor) and isinstance(self, Tensor):
+        a, b = self._a, other._a
+        if a.dtype == b.dtype and self._device is other._device and a.dtype not in HALF_TYPES:
+            return _make(_array(_call(np.multiply, a, b)), self._device)
+    r, cd, dev = _mul_compute(self, other)
+    return _make(r, dev)
+
+
+def mul_out(self, other, out=None):
+    _check_out(out, _result_dt(self, other), self, other)
+    r, cd, dev = _mul_compute(self, other)
+    return C.finish_out(out, r, cd, dev)
+
+
+def mul_(self, other):
+    cd = _result_dt(self, other)
+    _check_inplace(self, other, cd)
+    if cd.np == self._a.dtype and not (cd.np in HALF_TYPES and _scalar_like(other)):
+        a, b, cd, dev = operands(self, other)
+        _ufunc_inplace(self, np.multiply, b)
+        return self
+    r, cd, dev = _mul_compute(self, other)
+    return _write_inplace(self, r)
 
 
 def _rounding(mode):
     if mode is None:
         return None
     if mode == "trunc":
-        return K.div_trunc
+        return "trunc"
     if mode == "floor":
-        return K.div_floor
+        return "floor"
     raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{mode}'")
 
 
-def div(self, other, rounding_mode=None):
-    fn = _rounding(rounding_mode)
-    if fn is None:
-        a, b, cd, dev = _float_operands(self, other)
-        r = _call(np.true_divide, a, b)
-        if r.__class__ is not _ndarray:
-            r = C.as_array(r)
-        return _make(r, dev)
+def _true_div(self, other):
+    a, b, cd, dev = _float_operands(self, other)
+    if cd.np in HALF_TYPES and _scalar_like(other) and isinstance(self, Tensor):
+        af, bf = _opmath_operands(self, other, cd, dev)
+        return _array(_call(np.true_divide, af, bf)).astype(cd.np), cd, dev
+    return _array(_call(np.true_divide, a, b)), cd, dev
+
+
+_ROUNDED = {"trunc": (K.div_trunc, "div_trunc_cpu"), "floor": (K.div_floor, "div_floor_cpu")}
+
+
+def _rounded_div(self, other, mode):
+    fn, kernel = _ROUNDED[mode]
     a, b, cd, dev = operands(self, other)
-    return C.wrap(_call(fn, a, b), dev)
+    if cd is D.bool:
+        _not_implemented(kernel, cd, a, b)
+    if cd.np in HALF_TYPES and _scalar_like(other) and isinstance(self, Tensor):
+        af, bf = _opmath_operands(self, other, cd, dev)
+        return _array(_call(fn, af, bf)).astype(cd.np), cd, dev
+    return _array(_call(fn, a, b)), cd, dev
+
+
+def _div_compute(self, other, rounding_mode):
+    mode = _rounding(rounding_mode)
+    if mode is None:
+        return _true_div(self, other)
+    return _rounded_div(self, other, mode)
+
+
+def div(self, other, rounding_mode=None):
+    r, cd, dev = _div_compute(self, other, rounding_mode)
+    return _make(r, dev)
 
 
 def div_out(self, other, rounding_mode=None, out=None):
-    r = div(self, other, rounding_mode)
-    return C.finish_out(out, r._a, r.dtype, r._device)
+    cd = _result_dt(self, other)
+    _check_out(out, cd if _rounding(rounding_mode) or cd.is_floating_point else D.get_default_dtype(), self, other)
+    r, cd, dev = _div_compute(self, other, rounding_mode)
+    return C.finish_out(out, r, cd, dev)
 
 
 def div_(self, other, rounding_mode=None):
-    fn = _rounding(rounding_mode)
-    if fn is None:
-        a, b, cd, dev = _float_operands(self, other)
-        return _inplace(self, np.true_divide, b, cd)
-    a, b, cd, dev = operands(self, other)
-    r = _call(fn, a, b)
-    return C.finish_inplace(self, C.as_array(r), cd)
+    mode = _rounding(rounding_mode)
+    cd = _result_dt(self, other)
+    if mode is None and not cd.is_floating_point:
+        cd = D.get_default_dtype()
+    _check_inplace(self, other, cd)
+    r, cd, dev = _div_compute(self, other, rounding_mode)
+    return _write_inplace(self, r)
 
 
-def _float_family(fn):
-    """An op whose integral inputs compute in the default float dtype (atan2)."""
+def floor_divide(self, other):
+    r, cd, dev = _rounded_div(self, other, "floor")
+    return _make(r, dev)
+
+
+def floor_divide_out(self, other, out=None):
+    _check_out(out, _result_dt(self, other), self, other)
+    r, cd, dev = _rounded_div(self, other, "floor")
+    return C.finish_out(out, r, cd, dev)
+
+
+def floor_divide_(self, other):
+    _check_inplace(self, other, _result_dt(self, other))
+    r, cd, dev = _rounded_div(self, other, "floor")
+    return _write_inplace(self, r)
+
+
+# --- families with one computation ------------------------------------------------------------
+
+def _family(compute):
+    """functional / out= / in-place kernels around ``compute(self, other) -> (array, dtype, device)``
+    and ``result(self, other) -> dtype`` (checked before an in-place write)."""
     def functional(self, other):
-        a, b, cd, dev = _float_operands(self, other)
-        return C.wrap(_call(fn, a, b), dev)
+        r, cd, dev = compute(self, other)
+        return _make(r, dev)
 
     def out_(self, other, out=None):
-        r = functional(self, other)
-        return C.finish_out(out, r._a, r.dtype, r._device)
+        _check_out(out, compute.result(self, other), self, other)
+        r, cd, dev = compute(self, other)
+        return C.finish_out(out, r, cd, dev)
 
     def inplace(self, other):
-        a, b, cd, dev = _float_operands(self, other)
-        return C.finish_inplace(self, C.as_array(_call(fn, a, b)), cd)
+        _check_inplace(self, other, compute.result(self, other))
+        r, cd, dev = compute(self, other)
+        return _write_inplace(self, r)
 
     return functional, out_, inplace
 
 
-def _same_family(fn, check=None):
+def _same_compute(fn, bool_kernel=None, float_kernel=None):
     """An op computed and returned in the promoted dtype (remainder, maximum, bitwise_and...)."""
-    def functional(self, other):
+    def compute(self, other):
         a, b, cd, dev = operands(self, other)
-        if check is not None:
-            check(cd)
-        return C.wrap(_call(fn, a, b), dev)
-
-    def out_(self, other, out=None):
-        r = functional(self, other)
-        return C.finish_out(out, r._a, r.dtype, r._device)
-
-    def inplace(self, other):
-        a, b, cd, dev = operands(self, other)
-        if check is not None:
-            check(cd)
-        C.check_inplace(self, cd, C.broadcast_shapes(self._a.shape, np.shape(b)))
-        r = _call(fn, a, b)
-        return C.write_out(self, r)
-
-    return functional, out_, inplace
+        if bool_kernel is not None and cd is D.bool:
+            _not_implemented(bool_kernel, cd, a, b)
+        if float_kernel is not None and cd.is_floating_point:
+            _not_implemented(float_kernel, cd, a, b)
+        return _array(_call(fn, a, b)), cd, dev
+    compute.result = _result_dt
+    return compute
 
 
-def _bool_family(fn, *, promote=True):
-    """Comparison / logical ops: computed in the promoted dtype, returned as bool."""
-    def functional(self, other):
+def _float_compute(fn):
+    """An op whose integral inputs compute in the default float dtype (atan2)."""
+    def compute(self, other):
+        a, b, cd, dev = _float_operands(self, other)
+        if cd.np in HALF_TYPES:
+            return _array(_call(fn, _to_f32(a), _to_f32(b))).astype(cd.np), cd, dev
+        return _array(_call(fn, a, b)), cd, dev
+
+    def result(self, other):
+        cd = _result_dt(self, other)
+        return cd if cd.is_floating_point else D.get_default_dtype()
+    compute.result = result
+    return compute
+
+
+def _bool_compute(fn, promote=True):
+    """Comparison / logical ops: computed in the promoted dtype (or on truth values), returned as bool."""
+    def compute(self, other):
         if promote:
             a, b, cd, dev = operands(self, other)
         else:
-            a, b, cd, dev = _raw_operands(self, other)
-        return C.wrap(_call(fn, a, b), dev)
-
-    def out_(self, other, out=None):
-        r = functional(self, other)
-        return C.finish_out(out, r._a, D.bool, r._device)
-
-    def inplace(self, other):
-        r = functional(self, other)
-        C.check_inplace(self, D.bool, r._a.shape)
-        return C.write_out(self, r._a)
-
-    return functional, out_, inplace
+            dev = _device(self, other)
+            a, b = _truth(self, dev), _truth(other, dev)
+        return _array(_call(fn, a, b)), D.bool, dev
+    compute.result = lambda self, other: D.bool
+    return compute
 
 
-def _raw_operands(self, other):
-    dev = C.common_device(self, other)
-    C.check_devices(dev, self, other)
-
-    def raw(x):
-        if isinstance(x, Tensor):
-            return x._a if x._device is dev else x._a[()]
-        return x
-    return raw(self), raw(other), D.bool, dev
+def _truth(x, dev):
+    if isinstance(x, Tensor):
+        return C.array_operand(x, x._a.dtype, dev)
+    return x
 
 
-def _integral_only(name):
-    def check(cd):
-        if cd.is_floating_point:
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{C.TORCH_NAME[cd]}\'')
-    return check
-
-
-pow_, pow_out, pow_inplace = _same_family(K.power)
-remainder, remainder_out, remainder_ = _same_family(K.remainder)
-fmod, fmod_out, fmod_ = _same_family(K.fmod)
-floor_divide, floor_divide_out, floor_divide_ = _same_family(K.div_floor)
-maximum, maximum_out, _ = _same_family(np.maximum)
-minimum, minimum_out, _ = _same_family(np.minimum)
-atan2, atan2_out, atan2_ = _float_family(np.arctan2)
-bitwise_and, bitwise_and_out, bitwise_and_ = _same_family(np.bitwise_and, _integral_only("bitwise_and"))
-bitwise_or, bitwise_or_out, bitwise_or_ = _same_family(np.bitwise_or, _integral_only("bitwise_or"))
-bitwise_xor, bitwise_xor_out, bitwise_xor_ = _same_family(np.bitwise_xor, _integral_only("bitwise_xor"))
+remainder, remainder_out, remainder_ = _family(_same_compute(K.remainder, "remainder_cpu"))
+fmod, fmod_out, fmod_ = _family(_same_compute(K.fmod, "fmod_cpu"))
+maximum, maximum_out, _ = _family(_same_compute(np.maximum))
+minimum, minimum_out, _ = _family(_same_compute(np.minimum))
+atan2, atan2_out, atan2_ = _family(_float_compute(np.arctan2))
+bitwise_and, bitwise_and_out, bitwise_and_ = _family(
+    _same_compute(np.bitwise_and, float_kernel="bitwise_and_cpu"))
+bitwise_or, bitwise_or_out, bitwise_or_ = _family(_same_compute(np.bitwise_or, float_kernel="bitwise_or_cpu"))
+bitwise_xor, bitwise_xor_out, bitwise_xor_ = _family(
+    _same_compute(np.bitwise_xor, float_kernel="bitwise_xor_cpu"))
 
 COMPARISONS = {}
 for _name, _fn in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
                    ("gt", np.greater), ("ge", np.greater_equal)):
-    COMPARISONS[_name] = _bool_family(_fn)
+    COMPARISONS[_name] = _family(_bool_compute(_fn))
 LOGICAL = {}
 for _name, _fn in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
                    ("logical_xor", np.logical_xor)):
-    LOGICAL[_name] = _bool_family(_fn, promote=False)
+    LOGICAL[_name] = _family(_bool_compute(_fn, promote=False))
 
 
-def pow_scalar_base(self, exponent):
-    """pow.Scalar: a Python number raised to a tensor."""
+# --- pow --------------------------------------------------------------------------------------------
+
+def _pow_compute(self, exponent):
+    """pow.Tensor_Tensor, pow.Tensor_Scalar (a number exponent) and pow.Scalar (a number base)."""
     a, b, cd, dev = operands(self, exponent)
-    return C.wrap(_call(K.power, a, b), dev)
+    if not isinstance(exponent, Tensor):
+        # Tensor_Scalar: bool ** bool stays bool; integral bases refuse negative integral exponents
+        if cd is D.bool:
+            return (a | (not exponent)) if hasattr(a, "shape") else a, cd, dev
+        if not cd.is_floating_point and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if cd.np in HALF_TYPES:
+            return _array(np.power(a.astype(_F32), exponent)).astype(cd.np), cd, dev
+        return _array(np.power(a, b)), cd, dev
+    if cd is D.bool:
+        _not_implemented("pow", cd, a, b)
+    if cd.np in HALF_TYPES:
+        af = a.astype(_F32) if hasattr(a, "astype") else np.float32(a)
+        return _array(_call(np.power, af, b.astype(_F32))).astype(cd.np), cd, dev
+    if not cd.is_floating_point:
+        return _array(_call(K.int_power, a if hasattr(a, "shape") else np.asarray(a, cd.np), b)), cd, dev
+    return _array(_call(np.power, a, b)), cd, dev
 
 
-def pow_scalar_base_out(self, exponent, out=None):
-    r = pow_scalar_base(self, exponent)
-    return C.finish_out(out, r._a, r.dtype, r._device)
+_pow_compute.result = _result_dt
+pow_, pow_out, _pow_inplace = _family(_pow_compute)
+
+
+def pow_inplace(self, exponent):
+    if not isinstance(exponent, Tensor) and not self.is_floating_point() and \
+            not isinstance(exponent, (float, np.floating)) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+    return _pow_inplace(self, exponent)
+pow_scalar_base, pow_scalar_base_out, _ = _family(_pow_compute)
+
+
+# --- lerp -------------------------------------------------------------------------------------------
+
+def _lerp_compute(self, end, weight):
+    w_tensor = isinstance(weight, Tensor)
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp(): argument 'end' (position 2) must be Tensor, not {type(end).__name__}")
+    if self._a.dtype != end._a.dtype:
+        raise RuntimeError(f"expected dtype {C.CPP_NAME[self.dtype.name]} for `end` but got dtype "
+                           f"{C.CPP_NAME[end.dtype.name]}")
+    if w_tensor and weight._a.ndim and weight._a.dtype != self._a.dtype:
+        raise RuntimeError(f"expected dtype {C.CPP_NAME[self.dtype.name]} for `weight` but got dtype "
+                           f"{C.CPP_NAME[weight.dtype.name]}")
+    cd = C.result_type(self, end, weight) if w_tensor else FROM_NP[self._a.dtype]
+    if not cd.is_floating_point:
+        _not_implemented("lerp_kernel_tensor" if w_tensor else "lerp_kernel_scalar", cd)
+    dev = C.common_device(self, end, weight)
+    C.check_devices(dev, self, end, weight)
+    work = _F32 if cd.np in HALF_TYPES else cd.np
+    a = C.array_operand(self, cd.np, dev).astype(work, copy=False)
+    e = C.array_operand(end, cd.np, dev).astype(work, copy=False)
+    if w_tensor:
+        w = C.array_operand(weight, cd.np, dev).astype(work, copy=False)
+    else:
+        w = float(weight)
+    try:
+        r = K.lerp(a, e, w)
+    except ValueError:
+        C.shape_error(a, e, *([w] if w_tensor else []))
+    return _array(r).astype(cd.np, copy=False), cd, dev
 
 
 def lerp(self, end, weight):
-    dev = C.common_device(self, end, weight)
-    cd = C.result_type(self, end) if not isinstance(weight, Tensor) else C.result_type(self, end, weight)
-    if not cd.is_floating_point:
-        raise RuntimeError(f"\"lerp_kernel_scalar\" not implemented for '{C.TORCH_NAME[cd]}'")
-    if self._a.dtype != end._a.dtype:
-        raise RuntimeError(f"expected dtype {C.tname(self._a.dtype)} for `end` but got dtype "
-                           f"{C.tname(end._a.dtype)}")
-    a = C.array_operand(self, cd.np, dev)
-    e = C.array_operand(end, cd.np, dev)
-    w = C.array_operand(weight, cd.np, dev) if isinstance(weight, Tensor) else weight
-    try:
-        np.broadcast_shapes(np.shape(a), np.shape(e), np.shape(w))
-    except ValueError:
-        C.shape_error(a, e, *([w] if isinstance(weight, Tensor) else []))
-    return C.wrap(K.lerp(a, e, w), dev)
+    r, cd, dev = _lerp_compute(self, end, weight)
+    return _make(r, dev)
 
 
 def lerp_out(self, end, weight, out=None):
-    r = lerp(self, end, weight)
-    return C.finish_out(out, r._a, r.dtype, r._device)
+    r, cd, dev = _lerp_compute(self, end, weight)
+    return C.finish_out(out, r, cd, dev)
 
 
 def lerp_(self, end, weight):
-    r = lerp(self, end, weight)
-    return C.finish_inplace(self, r._a, r.dtype)
+    r, cd, dev = _lerp_compute(self, end, weight)
+    C.check_inplace(self, cd, r.shape)
+    return _write_inplace(self, r)
+
+
+# --- where ------------------------------------------------------------------------------------------
+
+def _where_operand(x, np_dt, dev):
+    if isinstance(x, Tensor):
+        return C.array_operand(x, np_dt, dev)
+    return C.checked_scalar(x, np_dt)
 
 
 def where(condition, self, other):
-    if not isinstance(condition, Tensor) or condition._a.dtype != np.bool_:
+    if not isinstance(condition, Tensor) or condition._a.dtype not in (_BOOL, np.dtype(np.uint8)):
         got = C.tname(condition._a.dtype) if isinstance(condition, Tensor) else type(condition).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")
-    a, b, cd, dev = operands(self, other)
-    c = condition._a if condition._device is dev else C.array_operand(condition, np.dtype(np.bool_), dev)
+    if condition._a.dtype != _BOOL:
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
+                      "in a future version of PyTorch. Use a boolean condition instead.", UserWarning,
+                      stacklevel=3)
+    cd = C.result_type(self, other)
+    dev = C.common_device(condition, self, other)
+    C.check_devices(dev, condition, self, other)
+    c = C.array_operand(condition, _BOOL, dev)
+    a, b = _where_operand(self, cd.np, dev), _where_operand(other, cd.np, dev)
     try:
         r = np.where(c, a, b)
     except ValueError:
-        C.shape_error(c, a, b)
+        C.broadcast_shapes(*[np.shape(x) for x in (c, a, b)])  # raises torch's message
+        raise
     if r.dtype != cd.np:
         r = r.astype(cd.np)
     return C.wrap(r, dev)
@@ -397,41 +591,64 @@ def where(condition, self, other):
 
 def where_out(condition, self, other, out=None):
     r = where(condition, self, other)
+    if isinstance(out, Tensor) and out._a.dtype != r._a.dtype:
+        raise RuntimeError(f"Expected out type to be {C.TORCH_NAME[r.dtype]} but got {C.tname(out._a.dtype)}")
     return C.finish_out(out, r._a, r.dtype, r._device)
 
 
-def _clamp_operands(self, lo, hi):
+# --- clamp ------------------------------------------------------------------------------------------
+
+def _clamp_compute(self, lo, hi):
     if lo is None and hi is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    dev = C.common_device(self, lo, hi)
+        raise RuntimeError("npusim.clamp: At least one of 'min' or 'max' must not be None")
+    tensors = isinstance(lo, Tensor) or isinstance(hi, Tensor)
     cd = C.result_type(self, lo, hi)
+    if cd is D.bool:
+        if not tensors:
+            _not_implemented("clamp_scalar_cpu" if lo is not None and hi is not None else
+                             "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu", cd)
+        if lo is not None and hi is not None:
+            _not_implemented("clamp_cpu", cd)
+    dev = C.common_device(self, lo, hi)
+    C.check_devices(dev, self, lo, hi)
     a = C.array_operand(self, cd.np, dev)
 
-    def conv(v):
+    def bound(v):
         if v is None:
             return None
         if isinstance(v, Tensor):
             return C.array_operand(v, cd.np, dev)
-        return C.scalar_operand(v, cd.np)
-    return a, conv(lo), conv(hi), cd, dev
+        return C.checked_scalar(v, cd.np)
+    lo_a, hi_a = bound(lo), bound(hi)
+    if tensors:
+        C.broadcast_shapes(*[np.shape(x) for x in (a, lo_a, hi_a) if x is not None])
+    return _array(K.clamp(a, lo_a, hi_a)), cd, dev
 
 
 def clamp(self, min=None, max=None):  # noqa: A002 - torch's argument names
-    a, lo, hi, cd, dev = _clamp_operands(self, min, max)
-    try:
-        return C.wrap(K.clamp(a, lo, hi), dev)
-    except ValueError:
-        C.shape_error(*(x for x in (a, lo, hi) if hasattr(x, "shape")))
+    r, cd, dev = _clamp_compute(self, min, max)
+    return _make(r, dev)
 
 
 def clamp_out(self, min=None, max=None, out=None):  # noqa: A002
-    r = clamp(self, min, max)
-    return C.finish_out(out, r._a, r.dtype, r._device)
+    r, cd, dev = _clamp_compute(self, min, max)
+    if isinstance(out, Tensor) and out._a.dtype != cd.np and not isinstance(min, Tensor) and \
+            not isinstance(max, Tensor):
+        # the scalar overloads want exactly the result dtype; the tensor overloads cast
+        raise RuntimeError(f"Found dtype {C.tname(out._a.dtype)} but expected {C.TORCH_NAME[cd]}")
+    return C.finish_out(out, r, cd, dev)
 
 
 def clamp_(self, min=None, max=None):  # noqa: A002
-    r = clamp(self, min, max)
-    return C.finish_inplace(self, r._a, r.dtype)
+    r, cd, dev = _clamp_compute(self, min, max)
+    if r.shape != self._a.shape:
+        C.check_inplace(self, cd, r.shape)
+    if not D.can_cast(cd, self.dtype):
+        # the scalar overloads name the C++ type, the tensor overloads the ScalarType
+        tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+        name = C.TORCH_NAME[self.dtype] if tensors else C.CPP_NAME[self.dtype.name]
+        raise RuntimeError(f"result type {C.TORCH_NAME[cd]} can't be cast to the desired output type {name}")
+    return _write_inplace(self, r)
 
 
 def clamp_min(self, min):  # noqa: A002

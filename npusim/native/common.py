@@ -7,6 +7,7 @@ the array module comes from the arrays themselves.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -43,7 +44,13 @@ result_type = promotion.result_type
 # --- operands -----------------------------------------------------------------------
 
 def scalar_operand(v, np_dt):
-    """A Python number ready to combine with arrays of dtype ``np_dt`` (torch's casting)."""
+    """A Python number ready to combine with arrays of dtype ``np_dt`` (torch's casting).
+
+    Integers out of the target range wrap around, as torch's kernels do with a
+    wrapped number; only values no C++ integer can hold are refused.
+    """
+    if isinstance(v, np.generic):
+        v = v.item()  # NumPy scalars act like Python numbers, not like typed arrays
     k = np_dt.kind
     if k == "f":
         return v
@@ -52,15 +59,59 @@ def scalar_operand(v, np_dt):
     if k in "iu":
         if isinstance(v, bool):
             return int(v)
-        if isinstance(v, (int, np.integer)):
+        if isinstance(v, int):
             info = np.iinfo(np_dt)
             if info.min <= v <= info.max:
                 return v
             if not (-2 ** 63 <= v < 2 ** 64):
-                raise RuntimeError(f"value cannot be converted to type {np_dt} without overflow")
+                raise OverflowError("int too big to convert")
             return np.array(v, dtype=np.uint64 if v >= 2 ** 63 else np.int64).astype(np_dt)[()]
         return np_dt.type(v)  # float scalar into an integral computation truncates, as torch
     return bool(v)
+
+
+# C++ names torch prints for a dtype in some messages (checked scalar conversion,
+# TypeMeta names in dtype checks).
+CHECKED_NAME = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                "float64": "double"}
+CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+            "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float32": "float", "float64": "double"}
+
+
+def checked_scalar(v, np_dt):
+    """A Python number converted to ``np_dt`` the way torch's fill/full/clamp/where do: refusing overflow."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    low, high = _LIMITS[np_dt]
+    if np_dt.kind == "b":
+        return np_dt.type(bool(v))
+    if v.__class__ is bool:
+        return np_dt.type(int(v))
+    if low is None:  # floating: inf and nan pass, finite values must fit
+        if -high <= v <= high or v != v or v in (math.inf, -math.inf):
+            return np_dt.type(float(v))
+        _overflow(FROM_NP[np_dt])
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            _overflow(FROM_NP[np_dt])
+        v = int(v)
+    if not (low <= v <= high):
+        _overflow(FROM_NP[np_dt])
+    # torch lets negative numbers wrap into unsigned types (two's complement)
+    return np.array(v, dtype=np.int64).astype(np_dt)[()] if v < 0 and np_dt.kind == "u" else np_dt.type(v)
+
+
+# (lowest, highest) value a checked conversion accepts, per NumPy dtype (floats: (None, max))
+_LIMITS = {d.np: (None, D.finfo(d).max) if d.is_floating_point else
+           (None, None) if d is D.bool else
+           ((-int(np.iinfo(d.np).max) if np.iinfo(d.np).min == 0 else int(np.iinfo(d.np).min)), int(np.iinfo(d.np).max))
+           for d in D.ALL_DTYPES}
+
+
+def _overflow(dt):
+    raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dt.name]} without overflow")
 
 
 def array_operand(t: Tensor, np_dt, dev):
@@ -128,13 +179,13 @@ def wrap(r, dev) -> Tensor:
 
 
 def check_inplace(self: Tensor, result_dt: D.dtype, result_shape):
-    """torch's checks before writing a result into ``self``."""
-    if not D.can_cast(result_dt, FROM_NP[self._a.dtype]):
-        raise RuntimeError(f"result type {TORCH_NAME[result_dt]} can't be cast to the desired output type "
-                           f"{tname(self._a.dtype)}")
+    """torch's checks before writing a result into ``self``: the shape first, then the dtype."""
     if tuple(result_shape) != self._a.shape:
         raise RuntimeError(f"output with shape {list(self._a.shape)} doesn't match the broadcast shape "
                            f"{list(result_shape)}")
+    if not D.can_cast(result_dt, FROM_NP[self._a.dtype]):
+        raise RuntimeError(f"result type {TORCH_NAME[result_dt]} can't be cast to the desired output type "
+                           f"{tname(self._a.dtype)}")
 
 
 def prepare_out(out: Tensor, shape, dt: D.dtype, dev, *, check_cast=True):
@@ -177,9 +228,27 @@ def write_out(out: Tensor, r):
     xp = namespace_of(o)
     if r.__class__ is not _ndarray:
         r = as_array(r)
-    xp.copyto(o, r, casting="unsafe")
+    try:
+        xp.copyto(o, r, casting="unsafe")
+    except ValueError as e:
+        if "read-only" in str(e):
+            raise_overlap()
+        raise
     out._bump_version()
     return out
+
+
+def raise_overlap():
+    """torch's error for writing into a tensor whose elements share memory (an expanded tensor)."""
+    raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
+                       "memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_writable(t: Tensor):
+    """Refuse in-place writes into broadcast views before computing anything."""
+    flags = t._a.flags
+    if not getattr(flags, "writeable", True):
+        raise_overlap()
 
 
 def finish_out(out: Tensor, r, dt: D.dtype, dev):

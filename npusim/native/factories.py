@@ -12,9 +12,10 @@ import numpy as np
 from ..core import dtype as D
 from ..core.device import CPU
 from ..core.device_hooks import get_device_hooks
+from ..core.storage import array_address, array_root
 from ..core.tensor import Tensor, resolve_target_device
 from ..kernels import creation as KC
-from ..kernels.array_api import namespace_of
+from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
 from .views import _ints
 
@@ -70,7 +71,11 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
     dt, dev = _target(dtype, device, layout)
     shape, stride = _checked_shape(size), _ints(stride, "stride")
     if len(shape) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of strides "
+                           f"({len(stride)})")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(stride)}")
     span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     t = _allocate(lambda xp, s, d: xp.empty((span,), d), (span,), dt, dev)
     from .views import strided_view
@@ -93,12 +98,17 @@ def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None
         fill_value = fill_value.item()
     default = C._scalar_dtype(fill_value) if dtype is None else None
     dt, dev = _target(dtype, device, layout, default)
-    v = C.scalar_operand(fill_value, dt.np)
+    v = C.checked_scalar(fill_value, dt.np)
     return _allocate(lambda xp, s, d: xp.full(s, v, d), _checked_shape(size), dt, dev)
 
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
-    return full((), s, dtype=dtype if dtype is not None else D.get_default_dtype(), layout=layout, device=device)
+    """A 0-dim tensor; 16-bit floats take overflowing values as inf (torch converts through float)."""
+    if isinstance(s, Tensor):
+        s = s.item()
+    dt, dev = _target(dtype, device, layout)
+    v = np.array(float(s)).astype(dt.np) if dt.np in HALF_TYPES else C.checked_scalar(s, dt.np)
+    return _allocate(lambda xp, shape, d: xp.asarray(v).reshape(shape), (), dt, dev)
 
 
 def _like(self, dtype, layout, device, memory_format):
@@ -119,16 +129,16 @@ def _like_array(xp, self, dt, memory_format, fill):
         base = fill(xp, tuple(shape[i] for i in cl), dt.np)
         return base.transpose(tuple(int(i) for i in np.argsort(cl)))
     preserve = memory_format in (None, "preserve_format") and not a.flags.c_contiguous and \
-        (a.flags.f_contiguous or _dense_permutation(a) is not None)
+        (a.flags.f_contiguous or dense_permutation(a) is not None)
     if preserve:
-        perm = _dense_permutation(a) if not a.flags.f_contiguous else tuple(range(a.ndim - 1, -1, -1))
+        perm = dense_permutation(a) if not a.flags.f_contiguous else tuple(range(a.ndim - 1, -1, -1))
         base = fill(xp, tuple(shape[i] for i in perm), dt.np)
         inv = np.argsort(perm)
         return base.transpose(tuple(int(i) for i in inv))
     return fill(xp, shape, dt.np)
 
 
-def _dense_permutation(a):
+def dense_permutation(a):
     """The dimension order that makes ``a`` C-contiguous, if it is a permuted dense array."""
     if a.ndim < 2:
         return None
@@ -159,7 +169,7 @@ ones_like = _like_factory(lambda xp, s, d: xp.ones(s, d))
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     dt, dev = _like(self, dtype, layout, device, memory_format)
-    v = C.scalar_operand(fill_value, dt.np)
+    v = C.checked_scalar(fill_value, dt.np)
     return C.make(_like_array(xp_for(dev), self, dt, memory_format, lambda xp, s, d: xp.full(s, v, d)), dev)
 
 
@@ -178,7 +188,7 @@ def _number(v, name):
         return v.item()
     if not isinstance(v, (int, float, np.number)) or isinstance(v, complex):
         raise TypeError(f"arange(): argument '{name}' must be Number, not {type(v).__name__}")
-    return v
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def arange(start, end=None, step=1, dtype=None, layout=None, device=None, pin_memory=None):
@@ -186,10 +196,11 @@ def arange(start, end=None, step=1, dtype=None, layout=None, device=None, pin_me
         start, end = 0, start
     start, end, step = _number(start, "start"), _number(end, "end"), _number(step, "step")
     if dtype is None:
-        dtype = D.get_default_dtype() if any(isinstance(v, (float, np.floating)) for v in (start, end, step)) \
-            else D.int64
+        dtype = D.get_default_dtype() if any(isinstance(v, float) for v in (start, end, step)) else D.int64
     dt, dev = _target(dtype, device, layout)
-    n = KC.arange_length(start, end, step)
+    if dt is D.bool:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    n = KC.arange_length_int64(start, end, step) if dt is D.int64 else KC.arange_length(start, end, step)
     return _allocate(lambda xp, s, d: KC.arange(xp, start, step, n, d), (n,), dt, dev)
 
 
@@ -203,6 +214,10 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt, dev = _target(dtype, device, layout)
+    if dt is D.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    # the ends are converted to the result dtype first (refusing overflow), as torch's kernel does
+    start, end = (C.checked_scalar(v, dt.np).item() for v in (start, end))
     return _allocate(lambda xp, s, d: KC.linspace(xp, start, end, steps, d), (steps,), dt, dev)
 
 
@@ -236,10 +251,19 @@ def _write(xp, dst, src):
         xp.copyto(dst, src, casting="unsafe")
     except ValueError as e:
         if "read-only" in str(e):
-            raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to "
-                               "a single memory location. Please clone() the tensor before performing the "
-                               "operation.") from None
+            C.raise_overlap()
         raise
+
+
+def _fill(xp, dst, value):
+    """Write one value everywhere; an expanded tensor may be filled (every alias gets the same value)."""
+    if not getattr(dst.flags, "writeable", True) and xp is np:
+        root = array_root(dst)
+        if root.flags.writeable and (root.flags.c_contiguous or root.flags.f_contiguous):
+            offset = array_address(dst) - array_address(root)
+            dst = np.ndarray(dst.shape, dst.dtype, buffer=root.reshape(-1, order="A").view(np.uint8),
+                             offset=offset, strides=dst.strides)
+    _write(xp, dst, value)
 
 
 def fill_(self, value):
@@ -249,15 +273,14 @@ def fill_(self, value):
                                f"{value._a.ndim} dimensions.")
         value = value.item()
     a = self._a
-    _write(namespace_of(a), a, C.scalar_operand(value, a.dtype) if not isinstance(value, bool) or
-           a.dtype.kind != "f" else float(value))
+    _fill(namespace_of(a), a, C.checked_scalar(value, a.dtype))
     self._bump_version()
     return self
 
 
 def zero_(self):
     a = self._a
-    _write(namespace_of(a), a, 0)
+    _fill(namespace_of(a), a, 0)
     self._bump_version()
     return self
 

@@ -47,6 +47,7 @@ def make_float_op(fn):
     def inplace(self):
         a, cd = _float_input(self)
         if a is self._a:
+            C.check_writable(self)
             fn(a, out=a)
             self._bump_version()
             return self
@@ -54,6 +55,12 @@ def make_float_op(fn):
         return C.write_out(self, fn(a))
 
     return functional, out_, inplace
+
+
+def _check_same_out(self, out):
+    """Ops whose result keeps the input dtype want an ``out=`` of exactly that dtype."""
+    if isinstance(out, C.Tensor) and out._a.dtype != self._a.dtype:
+        raise RuntimeError(f"Found dtype {C.tname(out._a.dtype)} but expected {C.tname(self._a.dtype)}")
 
 
 def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_identity=False):
@@ -72,6 +79,9 @@ def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_ident
         return C.wrap(fn(a), self._device)
 
     def out_(self, out=None):
+        if bool_error is not None:
+            check(self._a)
+        _check_same_out(self, out)
         r = functional(self)
         return C.finish_out(out, r._a, r.dtype, r._device)
 
@@ -79,8 +89,9 @@ def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_ident
         a = self._a
         check(a)
         if not (int_identity and a.dtype.kind in "iu"):
-            fn(a, out=a)
-        self._bump_version()
+            C.write_out(self, fn(a))
+        else:
+            self._bump_version()
         return self
 
     return functional, out_, inplace
@@ -148,23 +159,33 @@ PREDICATES = {"isnan": make_predicate(np.isnan), "isinf": make_predicate(np.isin
               "isfinite": make_predicate(np.isfinite), "logical_not": make_predicate(np.logical_not)}
 
 
-def round_(self, decimals=0):
+def _round_compute(self, decimals):
+    """round (``decimals is None``: the overload without decimals) with torch's dtype rules."""
     a = self._a
-    if a.dtype == np.bool_:
-        _not_implemented("round_vml_cpu", a.dtype)
-    if decimals != 0 and a.dtype.kind in "iu":
-        _not_implemented("round_cpu", a.dtype)
-    return C.wrap(K.round_half_even(a, decimals), self._device)
+    integral = a.dtype.kind in "iub"
+    if decimals is None:
+        if a.dtype == np.bool_:
+            _not_implemented("round_vml_cpu", a.dtype)
+        if integral:
+            return a.copy()
+        return K.round_half_even(a)
+    if integral:
+        _not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", a.dtype)
+    return K.round_decimals(a, decimals)
 
 
-def round_out(self, decimals=0, out=None):
-    r = round_(self, decimals)
-    return C.finish_out(out, r._a, r.dtype, r._device)
+def round_(self, decimals=None):
+    return C.wrap(_round_compute(self, decimals), self._device)
 
 
-def round_inplace(self, decimals=0):
-    r = round_(self, decimals)
-    return C.write_out(self, r._a)
+def round_out(self, decimals=None, out=None):
+    _check_same_out(self, out)
+    r = _round_compute(self, decimals)
+    return C.finish_out(out, r, FROM_NP[r.dtype], self._device)
+
+
+def round_inplace(self, decimals=None):
+    return C.write_out(self, _round_compute(self, decimals))
 
 
 def square(self):
@@ -176,6 +197,7 @@ def square(self):
 def square_(self):
     if self._a.dtype == np.bool_:
         C.check_inplace(self, D.int64, self._a.shape)
+    C.check_writable(self)
     np.square(self._a, out=self._a)
     self._bump_version()
     return self
@@ -192,6 +214,7 @@ def relu_(self):
     a = self._a
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    C.check_writable(self)
     np.maximum(a, a.dtype.type(0), out=a)
     self._bump_version()
     return self
@@ -202,11 +225,12 @@ def nan_to_num(self, nan=None, posinf=None, neginf=None):
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, out=None):
+    if isinstance(out, C.Tensor) and out._a.dtype != self._a.dtype:
+        raise RuntimeError(f"nan_to_num: dtype of out: {C.tname(out._a.dtype)} should be same as input: "
+                           f"{C.tname(self._a.dtype)}")
     r = nan_to_num(self, nan, posinf, neginf)
     return C.finish_out(out, r._a, r.dtype, r._device)
 
 
 def nan_to_num_(self, nan=None, posinf=None, neginf=None):
-    K.nan_to_num(self._a, nan, posinf, neginf, out=self._a)
-    self._bump_version()
-    return self
+    return C.write_out(self, nan_to_num(self, nan, posinf, neginf)._a)

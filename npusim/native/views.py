@@ -46,6 +46,9 @@ def infer_size(shape, numel):
         else:
             prod *= s
     if neg is not None:
+        if prod == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                               f"dimension size -1 can be any value and is ambiguous")
         if prod == 0 or numel % prod:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[neg] = numel // prod
@@ -78,21 +81,47 @@ def view(self, size):
 
 
 def view_dtype(self, dtype):
+    """The same bytes read as ``dtype``; torch reports it as an alias, not a view (``_base`` is None)."""
     a = self._a
     new = dtype.np
     old_sz, new_sz = a.itemsize, new.itemsize
     if old_sz != new_sz:
+        what = f"{C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} (different element sizes)"
         if a.ndim == 0:
-            raise RuntimeError(f"self.dim() cannot be 0 to view {C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} "
-                               f"(different element sizes)")
-        if a.ndim and a.strides[-1] != a.itemsize and a.shape[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 to view {C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} "
-                               f"(different element sizes), but got {a.strides[-1] // a.itemsize}")
-        if new_sz > old_sz and (a.shape[-1] * old_sz) % new_sz:
-            raise RuntimeError(f"self.size(-1) must be divisible by {new_sz // old_sz} to view "
-                               f"{C.tname(a.dtype)} as {C.TORCH_NAME[dtype]} (different element sizes), but got "
-                               f"{a.shape[-1]}")
-    return make_view(a.view(new), self)
+            raise RuntimeError(f"self.dim() cannot be 0 to view {what}")
+        stride = self.stride()
+        if stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 to view {what}, but got {stride[-1]}")
+        if new_sz > old_sz:
+            ratio = new_sz // old_sz
+            if a.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view {what}, but got "
+                                   f"{a.shape[-1]}")
+            offset = self.storage_offset()
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} to view {what}, but got "
+                                   f"{offset}")
+            for i, st in enumerate(stride[:-1]):
+                if st % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view {what}, but got "
+                                       f"{st}")
+    try:
+        r = a.view(new)
+    except ValueError:
+        r = _reinterpret(self, new)
+    return make_alias(r, self)
+
+
+def _reinterpret(self, new):
+    """``self``'s bytes as dtype ``new`` built from the storage (cases NumPy's view refuses)."""
+    a = self._a
+    ratio_num, ratio_den = a.itemsize, new.itemsize
+    shape = a.shape[:-1] + (a.shape[-1] * ratio_num // ratio_den,)
+    strides = a.strides[:-1] + (new.itemsize,)
+    raw = self._st_of()._bytes()
+    start = self.storage_offset() * a.itemsize
+    usable = (raw.size - start) // new.itemsize * new.itemsize
+    return strided_view(raw[start:start + usable].view(new), shape, strides)
 
 
 def reshape(self, shape):
@@ -186,7 +215,7 @@ def flatten(self, start_dim=0, end_dim=-1):
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:
-        return make_view(a.view(), self)
+        return self  # nothing to merge: torch hands back the input itself
     shape = a.shape[:s] + (math.prod(a.shape[s:e + 1]),) + a.shape[e + 1:]
     return reshape(self, shape)
 
@@ -263,7 +292,7 @@ def _typed_storage_array(self):
 def as_strided(self, size, stride, storage_offset=None):
     size, stride = _ints(size), _ints(stride, "stride")
     if len(size) != len(stride):
-        raise RuntimeError(f"mismatch in length of strides and shape")
+        raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: "
                            f"{list(stride)}")
@@ -299,13 +328,24 @@ def contiguous(self, memory_format="contiguous_format"):
 
 
 def clone(self, memory_format=None):
+    """A copy; preserve_format keeps the stride order of dense tensors, others become contiguous."""
     a = self._a
     xp = namespace_of(a)
+    if memory_format in (None, "preserve_format"):
+        if a.flags.c_contiguous:
+            return C.make(a.copy(), self._device)
+        from .factories import dense_permutation
+        perm = dense_permutation(a)
+        if perm is not None:
+            r = a.transpose(perm).copy(order="C").transpose(tuple(int(i) for i in np.argsort(perm)))
+            return C.make(r, self._device)
+        return C.make(xp.ascontiguousarray(a), self._device)
     if memory_format in ("contiguous_format", 0):
-        return C.make(xp.ascontiguousarray(a).copy() if a.flags.c_contiguous else xp.ascontiguousarray(a),
-                      self._device)
-    r = a.copy(order="K")
-    return C.make(r, self._device)
+        return C.make(a.copy() if a.flags.c_contiguous else xp.ascontiguousarray(a), self._device)
+    from ..core.memory_format import is_contiguous_in, to_memory_format
+    if is_contiguous_in(self, memory_format):
+        return C.make(a.copy(order="K"), self._device)
+    return to_memory_format(self, memory_format)
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
