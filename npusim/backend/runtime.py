@@ -11,6 +11,7 @@ import importlib.util
 import os
 import threading
 
+from ..core.api_usage import log_api_usage_once
 from .config import Config, read_config
 
 
@@ -105,6 +106,7 @@ class Runtime:
             for fn in pending:
                 fn(self)
             self.initialized = True
+        log_api_usage_once("npusim.npu.init")
 
     def _after_fork_in_child(self) -> None:
         if self.initialized and not (self.mode == "emulation" and self.config.allow_fork):

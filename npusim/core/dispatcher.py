@@ -20,8 +20,9 @@ import keyword
 import threading
 import warnings
 
+from . import device_guard as _device_guard
 from . import dispatch_tls
-from .device import privateuse1_backend_name
+from .device import PRIVATEUSE1, privateuse1_backend_name
 from .dispatch_keys import (
     ALIAS_KEYS, AUTOCAST_OF, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
     DispatchKey, DispatchKeySet, RUNTIME_KEYS, parse_key,
@@ -53,7 +54,11 @@ _PACKETS: dict[str, "OpOverloadPacket"] = {}      # "aten::add" -> packet
 _FALLBACKS: dict[DispatchKey, _Registration] = {}  # one boxed fallback per key, as in torch
 _PENDING: dict[str, list[tuple]] = {}             # impls waiting for their define(): [(key, reg)]
 
-# Globals every generated dispatch function reads.
+# Globals every generated dispatch function reads. On the slow path a call first asks ``_RF_TICK()``
+# for the function that takes it: normally always slow_call (ALWAYS_SLOW, set below); while sampled
+# record-function callbacks are the only slow-path reason, core/record_function.py swaps in the
+# ``pop`` of its list of sampling decisions (False for most calls: an op sampled out pays one C call
+# and stays on the fast path).
 GEN_GLOBALS: dict = {"_SLOW": 0}
 
 
@@ -361,11 +366,17 @@ def _compute(op: OpOverload, ks: int):
         if is_fallback:
             # torch calls boxed fallbacks as fn(op, ...) or fn(keyset, op, ...)
             if reg.with_keyset:
-                return functools.partial(reg.fn, DispatchKeySet(ks), op)
-            return functools.partial(reg.fn, op)
-        if reg.with_keyset:
-            return functools.partial(reg.fn, DispatchKeySet(ks))
-        return reg.fn
+                fn = functools.partial(reg.fn, DispatchKeySet(ks), op)
+            else:
+                fn = functools.partial(reg.fn, op)
+        elif reg.with_keyset:
+            fn = functools.partial(reg.fn, DispatchKeySet(ks))
+        else:
+            fn = reg.fn
+        if key in _GUARDED_TYPE_OF_KEY:
+            # a backend with several devices: the kernel runs on its inputs' device (torch's device guard)
+            fn = _device_guard.guard_kernel(op, _GUARDED_TYPE_OF_KEY[key], fn, reg.fn)
+        return fn
     # Every key fell through: torch serves that (its "Undefined" key) with a composite kernel.
     k = op._kernels
     reg = (_last(k.get(DispatchKey.CompositeExplicitAutogradNonFunctional))
@@ -376,6 +387,11 @@ def _compute(op: OpOverload, ks: int):
     backends = ks & BACKEND_MASK
     key = DispatchKey((backends or ks).bit_length() - 1)
     return functools.partial(_missing_kernel, op, key)
+
+
+# Backend keys whose kernels run under a device guard when their device type registered one.
+_GUARDED_TYPE_OF_KEY = {DispatchKey.CUDA: "cuda", DispatchKey.PrivateUse1: PRIVATEUSE1}
+_device_guard.on_register(lambda: _invalidate_all())
 
 
 def _resolve(op: OpOverload, ks: int):
@@ -432,6 +448,10 @@ def slow_call(op: OpOverload, ks: int, args, kwargs):
     return call_with_keyset(op, ks, args, kwargs)
 
 
+ALWAYS_SLOW = itertools.repeat(slow_call).__next__
+GEN_GLOBALS["_RF_TICK"] = ALWAYS_SLOW
+
+
 # --- code generation -------------------------------------------------------------
 
 def _pyname(name: str) -> str:
@@ -457,7 +477,12 @@ def _generate(op: OpOverload):
                 except AttributeError:
                     ks |= num_or_err(other, op, 'other', 2)
             if _SLOW:
-                return slow(op, ks, (self, other), {'alpha': alpha})
+                try:
+                    tick = _RF_TICK()       # slow_call, or a sampling decision
+                except IndexError:
+                    tick = slow
+                if tick:
+                    return tick(op, ks, (self, other), {'alpha': alpha})
             try:
                 fn = memo[ks]
             except KeyError:
@@ -468,7 +493,7 @@ def _generate(op: OpOverload):
     """
     schema = op._schema
     args = schema.arguments
-    taken = {_pyname(a.name) for a in args} | {"_SLOW"}
+    taken = {_pyname(a.name) for a in args} | {"_SLOW", "_RF_TICK"}
 
     def fresh(base):
         name = base
@@ -481,9 +506,9 @@ def _generate(op: OpOverload):
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
                "device_keys": lambda d: device_keys(d)}
-    N = {k: fresh(k) for k in list(helpers) + ["ks", "fn"]}  # noqa: N806 - reads like a template
+    N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
-    ks, fn = N["ks"], N["fn"]
+    ks, fn, tick = N["ks"], N["fn"], N["tick"]
     params, call_args, body = [], [], []
     star = False
     ks_set = False
@@ -531,7 +556,12 @@ def _generate(op: OpOverload):
     kw_dict = "{" + ", ".join(f"{a.name!r}: {_pyname(a.name)}" for a in args if a.kwarg_only) + "}"
     body += [
         "if _SLOW:",
-        f"    return {N['slow']}({N['op']}, {ks}, {args_tuple}, {kw_dict})",
+        "    try:",
+        f"        {tick} = _RF_TICK()",
+        "    except IndexError:",   # the sampling decisions ran out while threads raced to their end
+        f"        {tick} = {N['slow']}",
+        f"    if {tick}:",
+        f"        return {tick}({N['op']}, {ks}, {args_tuple}, {kw_dict})",
         "try:",
         f"    {fn} = {N['memo']}[{ks}]",
         "except KeyError:",

@@ -18,6 +18,7 @@ from copy import deepcopy
 from itertools import chain
 
 from ..core import dtype as _dtype
+from ..core.api_usage import log_api_usage_once
 from ..core.autograd import set_grad_enabled
 from ..core.tensor import Tensor
 
@@ -154,6 +155,7 @@ class Optimizer:
     """
 
     def __init__(self, params, defaults: dict) -> None:
+        log_api_usage_once("python.optimizer")
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
         self._optimizer_step_post_hooks = OrderedDict()

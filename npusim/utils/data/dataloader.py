@@ -15,6 +15,7 @@ import warnings
 from math import ceil
 
 from ...core import dtype as _dtype
+from ...core.api_usage import log_api_usage_once
 from ...core.public_factories import empty
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -71,6 +72,7 @@ class DataLoader:
                  drop_last: bool = False, timeout: float = 0, worker_init_fn=None, multiprocessing_context=None,
                  generator=None, *, prefetch_factor: int | None = None, persistent_workers: bool = False,
                  pin_memory_device: str = "", in_order: bool = True) -> None:
+        log_api_usage_once("python.data_loader")
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
