@@ -11,10 +11,15 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..core import autocast_state as _autocast
+from ..core import dtype as _dtypes
 from ..core.device import device as _device
 from ..core.device import privateuse1_backend_name
 from . import fallback as _fallback
 from .generator import defaults as _generators
+from .events import Event
+from .guard import impl as _guard
+from .streams import Stream, StreamContext, current_stream, default_stream, set_stream, stream
 from .allocator import OutOfMemoryError, format_size
 from .memory import memory as _memory
 from .runtime import runtime
@@ -27,7 +32,9 @@ __all__ = [
     "memory_stats", "memory_summary", "set_per_process_memory_fraction", "OutOfMemoryError", "fallback_stats",
     "reset_fallback_stats", "set_fallback_mode", "runtime_mode", "manual_seed", "manual_seed_all", "seed",
     "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
-    "default_generators",
+    "default_generators", "get_amp_supported_dtype", "is_autocast_enabled", "set_autocast_enabled",
+    "get_autocast_dtype", "set_autocast_dtype", "Stream", "Event", "StreamContext", "stream", "set_stream",
+    "current_stream", "default_stream",
 ]
 
 
@@ -91,9 +98,13 @@ def current_device() -> int:
     return runtime.current_device()
 
 
+def _set_index(idx: int) -> None:
+    _guard.set_device(_device(privateuse1_backend_name(), idx))
+
+
 def set_device(device) -> None:
     idx = _index(device)
-    runtime.set_device(idx)
+    _set_index(idx)
 
 
 class device:
@@ -109,12 +120,12 @@ class device:
         runtime.lazy_init()
         self.prev_idx = runtime.current_device()
         if self.prev_idx != self.idx:
-            runtime.set_device(self.idx)
+            _set_index(self.idx)
         return self
 
     def __exit__(self, *exc):
         if self.idx != -1 and self.prev_idx != self.idx:
-            runtime.set_device(self.prev_idx)
+            _set_index(self.prev_idx)
         return False
 
 
@@ -127,13 +138,9 @@ class device_of(device):
 
 
 def synchronize(device=None) -> None:
-    """Wait for all work on ``device``. Emulated work is already complete when an op returns."""
-    idx = _index(device)
+    """Wait for all work on every stream of ``device``. Emulated work is already complete when an op returns."""
     runtime.lazy_init()
-    if runtime.mode == "cuda":
-        import cupy
-        with cupy.cuda.Device(idx):
-            cupy.cuda.Device(idx).synchronize()
+    _guard.synchronize_device(_index(device))
 
 
 @dataclass(frozen=True)
@@ -184,6 +191,42 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     if runtime.probe() == "emulation":
         return True
     return get_device_capability()[0] >= 8 or including_emulation
+
+
+# --- automatic mixed precision (the AMP functions the PrivateUse1 tutorial asks of a backend module) ------------
+
+def get_amp_supported_dtype() -> list:
+    """The dtypes npu autocast can run in: float16, and bfloat16 where the device has it."""
+    if is_bf16_supported(including_emulation=False):
+        return [_dtypes.float16, _dtypes.bfloat16]
+    return [_dtypes.float16]
+
+
+def is_autocast_enabled() -> bool:
+    """Whether npu autocast is on in this thread."""
+    return _autocast.is_autocast_enabled(privateuse1_backend_name())
+
+
+def set_autocast_enabled(enable: bool) -> None:
+    _autocast.set_autocast_enabled(privateuse1_backend_name(), enable)
+
+
+def get_autocast_dtype():
+    """The dtype npu autocast runs lower-precision ops in (float16 unless set)."""
+    return _autocast.get_autocast_dtype(privateuse1_backend_name())
+
+
+def set_autocast_dtype(dtype) -> None:
+    """Set the npu autocast dtype; it must be one of ``get_amp_supported_dtype()``."""
+    if not isinstance(dtype, _dtypes.dtype):
+        raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 1) must be npusim.dtype, not "
+                        f"{type(dtype).__name__}")
+    supported = get_amp_supported_dtype()
+    if dtype not in supported:
+        name = privateuse1_backend_name()
+        raise RuntimeError(f"{name} Autocast only supports dtypes of {', '.join(map(str, supported))} currently, "
+                           f"but got {dtype}.")
+    _autocast.set_autocast_dtype(privateuse1_backend_name(), dtype)
 
 
 # --- NVML (cuda mode) ------------------------------------------------------------------------------
@@ -414,66 +457,96 @@ def __getattr__(name):
     raise AttributeError(f"module 'npusim.npu' has no attribute '{name}'")
 
 
-def _when_initialised(fn) -> None:
-    """Run ``fn`` now if the npu is up, else when it initialises (torch's lazy seeding).
+# Seeds given before the npu initialises are kept (the last of each kind, in call order) and applied when it
+# does, as torch's lazy seeding: seeding must not start the device.
+_lazy_seeds: dict = {}
+_lazy_seeds_lock = threading.Lock()
 
-    Seeding must not start the device: a child forked after its parent used the
-    npu may still call ``npusim.manual_seed``.
-    """
-    if runtime.initialized and not runtime.in_bad_fork:
+
+def _apply_lazy_seeds(rt) -> None:
+    with _lazy_seeds_lock:
+        calls = list(_lazy_seeds.values())
+        _lazy_seeds.clear()
+    for fn in calls:
+        fn(rt)
+
+
+def _when_initialised(kind, fn) -> None:
+    """Run ``fn(runtime)`` now if the npu is up, else when it initialises (the last call of each ``kind``)."""
+    if runtime.in_bad_fork:
+        import warnings
+        warnings.warn(f"npusim.npu.{kind} does not take effect: this process was forked after its parent "
+                      f"initialised the npu, so it cannot use the npu (use the 'spawn' start method)",
+                      UserWarning, stacklevel=3)
+        return
+    if runtime.initialized:
         fn(runtime)
-    else:
-        runtime.on_init(fn, once=True)
+        return
+    with _lazy_seeds_lock:
+        first = not _lazy_seeds
+        _lazy_seeds.pop(kind, None)
+        _lazy_seeds[kind] = fn
+    if first:
+        runtime.on_init(_apply_lazy_seeds, once=True)
+    if runtime.initialized:   # it initialised while the seed was being queued
+        _apply_lazy_seeds(runtime)
 
 
 def manual_seed(seed) -> None:
-    """Seed the current npu's default generator."""
+    """Seed the current npu's default generator (applied when the npu initialises, if it has not yet)."""
     from ..core.generator import seed_value
-    s = seed_value(seed)
-    _when_initialised(lambda rt: _generators.get(rt.current_device()).manual_seed(s))
+    s = seed_value(int(seed))
+    _when_initialised("manual_seed", lambda rt: _generators.get(rt.current_device()).manual_seed(s))
 
 
 def manual_seed_all(seed) -> None:
     """Seed the default generator of every npu."""
     from ..core.generator import seed_value
-    s = seed_value(seed)
+    s = seed_value(int(seed))
 
     def apply(rt):
         for g in _generators.generators:
             g.manual_seed(s)
-    _when_initialised(apply)
+    _when_initialised("manual_seed_all", apply)
 
 
 def seed() -> None:
-    _generators.get(runtime.current_device()).seed()
+    """Seed the current npu's default generator non-deterministically."""
+    _when_initialised("seed", lambda rt: _generators.get(rt.current_device()).seed())
 
 
 def seed_all() -> None:
-    runtime.lazy_init()
-    s = _generators.generators[0].seed()
-    for g in _generators.generators[1:]:
-        g.manual_seed(s)
+    """Seed every npu's default generator with one non-deterministic seed."""
+    def apply(rt):
+        gens = _generators.generators
+        s = gens[0].seed()
+        for g in gens[1:]:
+            g.manual_seed(s)
+    _when_initialised("seed_all", apply)
 
 
 def initial_seed() -> int:
+    """The seed of the current npu's default generator (initialises the npu)."""
+    runtime.lazy_init()
     return _generators.get(runtime.current_device()).initial_seed()
 
 
 def get_rng_state(device="npu"):
-    """The RNG state of one npu as a uint8 cpu tensor."""
+    """The RNG state of one npu as a uint8 cpu tensor (initialises the npu)."""
+    runtime.lazy_init()
     return _generators.get(_index(device)).get_state()
 
 
 def set_rng_state(new_state, device="npu") -> None:
+    """Set one npu's RNG state from a uint8 cpu tensor made by ``get_rng_state``."""
+    runtime.lazy_init()
     _generators.get(_index(device)).set_state(new_state)
 
 
 def get_rng_state_all() -> list:
-    runtime.lazy_init()
-    return [g.get_state() for g in _generators.generators]
+    return [get_rng_state(i) for i in range(device_count())]
 
 
 def set_rng_state_all(new_states) -> None:
-    runtime.lazy_init()
-    for g, st in zip(_generators.generators, new_states):
-        g.set_state(st)
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
