@@ -372,7 +372,11 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        # Like detach() but with a version counter of its own: in-place writes through .data are
+        # invisible to autograd's saved-tensor checks, as in torch.
+        t = make_alias(self._a, self)
+        t._vc = None
+        return t
 
     @data.setter
     def data(self, value):
