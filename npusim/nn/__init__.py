@@ -1,5 +1,6 @@
 """``npusim.nn``: modules, parameters and functional ops for building networks (torch.nn's API)."""
 from . import functional, init, utils  # noqa: F401
+from . import parallel  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401

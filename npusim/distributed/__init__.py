@@ -1,0 +1,38 @@
+"""``npusim.distributed``: process groups and collectives across processes and machines (``torch.distributed``).
+
+Ranks are processes started by an MPI launcher (``python -m npusim.distributed.run``
+or ``mpiexec``). Two backends come built in, registered through the same public
+``Backend.register_backend`` any third-party backend uses: ``mpi`` (mpi4py, for cpu
+and npu tensors) and ``nccl`` (CuPy's NCCL, for npu tensors on NVIDIA GPUs).
+Importing this package is cheap: MPI starts only in ``init_process_group``.
+"""
+from __future__ import annotations
+
+from .backend import Backend, BackendOptions, CollectiveBackend
+from .collectives import (
+    all_gather, all_gather_into_tensor, all_gather_object, all_reduce, all_to_all_single, barrier, broadcast,
+    broadcast_object_list, gather, irecv, isend, recv, reduce, reduce_scatter_tensor, scatter, send,
+)
+from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .mpi_backend import create_mpi_backend
+from .nccl_backend import create_nccl_backend
+from .process_group import (
+    GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_global_rank,
+    get_group_rank, get_node_local_rank, get_process_group_ranks, get_rank, get_world_size, group,
+    init_process_group, is_available, is_initialized, is_mpi_available, is_nccl_available, new_group,
+)
+from .reduce_op import ReduceOp
+from .work import Work
+
+Backend.register_backend(Backend.MPI, create_mpi_backend, extended_api=True, devices=["cpu", "npu"])
+Backend.register_backend(Backend.NCCL, create_nccl_backend, extended_api=True, devices=["npu"])
+
+__all__ = [
+    "Backend", "BackendOptions", "CollectiveBackend", "DistBackendError", "DistError", "DistNetworkError",
+    "DistStoreError", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
+    "all_gather_object", "all_reduce", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
+    "default_pg_timeout", "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
+    "get_node_local_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
+    "irecv", "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "new_group",
+    "recv", "reduce", "reduce_scatter_tensor", "scatter", "send",
+]

@@ -1,0 +1,57 @@
+"""``ReduceOp``: how a reduction combines the ranks' values (``torch.distributed.ReduceOp``)."""
+from __future__ import annotations
+
+import enum
+
+
+class RedOpType(enum.IntEnum):
+    SUM = 0
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+    PREMUL_SUM = 8
+
+
+class ReduceOp:
+    """The reductions: ``ReduceOp.SUM``, ``AVG``, ``PRODUCT``, ``MIN``, ``MAX``, ``BAND``, ``BOR``, ``BXOR``."""
+
+    RedOpType = RedOpType
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+
+    def __init__(self, op=RedOpType.SUM):
+        self.op = as_red_op(op)
+
+    def __eq__(self, other):
+        return self.op == (other.op if isinstance(other, ReduceOp) else other)
+
+    def __hash__(self):
+        return hash(self.op)
+
+    def __repr__(self):
+        return repr(self.op)
+
+
+def as_red_op(op) -> RedOpType:
+    """The ``RedOpType`` of ``op`` (a RedOpType or a ReduceOp), or torch's TypeError."""
+    if isinstance(op, ReduceOp):
+        return op.op
+    if isinstance(op, RedOpType):
+        return op
+    raise TypeError(f"op must be a npusim.distributed.ReduceOp (such as ReduceOp.SUM), got {op!r}")
+
+
+# reductions that make sense on complex numbers (viewed as pairs of reals), as torch's supports_complex
+COMPLEX_OPS = (RedOpType.SUM, RedOpType.AVG)
+BITWISE_OPS = (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR)
