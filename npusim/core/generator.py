@@ -38,7 +38,9 @@ def register_default_generators(device_type: str, getter) -> None:
 
 def seed_value(seed) -> int:
     """torch's seed check: an int in [-2**63, 2**64); negatives wrap to unsigned."""
-    seed = int(seed)
+    if isinstance(seed, bool) or not hasattr(seed, "__index__"):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    seed = seed.__index__()
     if not -0x8000_0000_0000_0000 <= seed <= _MASK64:
         raise ValueError("Overflow when unpacking long long")
     return seed & _MASK64
@@ -91,13 +93,16 @@ class Generator:
         return make(raw, CPU)
 
     def set_state(self, new_state) -> "Generator":
+        from .device import CPU as _cpu
         from .tensor import Tensor
-        if not isinstance(new_state, Tensor) or new_state.dtype.name != "uint8":
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a npusim.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype.name != "uint8" or new_state.device is not _cpu:
             raise TypeError("RNG state must be a npusim.ByteTensor")
         if new_state.numel() != _STATE_BYTES:
             raise RuntimeError(f"Expected a Philox generator state of size {_STATE_BYTES} but found the input RNG "
                                f"state size to be {new_state.numel()}")
-        raw = np.ascontiguousarray(new_state.detach().cpu()._a).view("<u8")
+        raw = np.ascontiguousarray(new_state.detach()._a).reshape(-1).view("<u8")
         with self._lock:
             self._seed, self._offset = int(raw[0]), int(raw[1])
         return self
@@ -106,6 +111,9 @@ class Generator:
         return self._offset
 
     def set_offset(self, offset: int) -> "Generator":
+        if isinstance(offset, bool) or not hasattr(offset, "__index__"):
+            raise TypeError(f"set_offset(): argument 'offset' (position 1) must be int, not {type(offset).__name__}")
+        offset = offset.__index__()
         if offset < 0:
             raise RuntimeError(f"offset must be non-negative, got {offset}")
         with self._lock:

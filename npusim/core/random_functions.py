@@ -44,19 +44,25 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _finish(t, requires_grad, out)
 
 
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.rand_like.default(input, dtype=dtype, device=device), requires_grad, None)
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    t = aten.rand_like.generator(input, generator=generator, dtype=dtype, device=device)
+    return _finish(t, requires_grad, None)
 
 
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
-    return _finish(aten.randn_like.default(input, dtype=dtype, device=device), requires_grad, None)
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None):
+    t = aten.randn_like.generator(input, generator=generator, dtype=dtype, device=device)
+    return _finish(t, requires_grad, None)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, layout=None, device=None, requires_grad=False,
-                 memory_format=None):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None):
+    """``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
-    return _finish(aten.randint_like.low_dtype(input, low, high, dtype=dtype, device=device), requires_grad, None)
+    t = aten.randint_like.low_generator_dtype(input, low, high, generator=generator, dtype=dtype, device=device)
+    return _finish(t, requires_grad, None)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -79,10 +85,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):
+    """``bernoulli(input)`` draws with the probabilities in ``input``; ``bernoulli(input, p)`` with a float ``p``."""
     if p is None:
         t = aten.bernoulli.default(input, generator=generator)
     elif isinstance(p, Tensor):
-        t = aten.bernoulli.Tensor(input, p, generator=generator)
+        raise TypeError("bernoulli() received an invalid combination of arguments - got (Tensor, Tensor), but "
+                        "expected one of:\n * (Tensor input, *, npusim.Generator generator = None, Tensor out = None)"
+                        "\n * (Tensor input, float p, *, npusim.Generator generator = None)\n")
     else:
         t = aten.bernoulli.p(input, float(p), generator=generator)
     return _finish(t, False, out)
@@ -114,14 +123,32 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return aten.bernoulli_.float(self, p, generator=generator)
 
 
-def _random_(self, from_=None, to=None, *, generator=None, **kw):
-    if "from" in kw:
-        from_ = kw.pop("from")
-    if from_ is None and to is None:
+_UNSET = object()
+
+
+def _random_(self, *args, generator=None, **kw):
+    """``random_()``, ``random_(to)``, ``random_(from, to)`` (``to`` may be None: up to the dtype's maximum)."""
+    if len(args) > 2:
+        raise TypeError(f"random_() takes at most 2 positional arguments ({len(args)} given)")
+    frm = kw.pop("from", _UNSET)
+    to = kw.pop("to", _UNSET)
+    if kw:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kw))}'")
+    if args:
+        if frm is not _UNSET and len(args) >= 1:
+            raise TypeError("random_() got multiple values for argument 'from'")
+        if len(args) == 2:
+            frm, to = args
+        elif to is _UNSET:
+            to = args[0]
+        else:
+            frm = args[0]
+    if frm is _UNSET and to is _UNSET:
         return aten.random_.default(self, generator=generator)
-    if to is None:
-        return aten.random_.to(self, from_, generator=generator)
-    return getattr(aten.random_, "from")(self, from_, to, generator=generator)  # "from" is a keyword
+    if frm is _UNSET:
+        return aten.random_.to(self, to, generator=generator)
+    return getattr(aten.random_, "from")(self, frm, None if to is _UNSET else to,
+                                         generator=generator)  # "from" is a Python keyword
 
 
 Tensor.uniform_ = _uniform_

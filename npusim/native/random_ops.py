@@ -1,10 +1,12 @@
 """Random ops: every draw goes through a Generator's Philox (seed, offset) state.
 
-The array math lives in ``npusim.kernels.random``; here are torch's argument
+The array math lives in ``npusim.kernels.philox``; here are torch's argument
 rules, dtype defaults and errors, and the choice of generator (the one passed,
 checked against the op's device, or the device's default).
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
@@ -19,6 +21,11 @@ from . import factories as F
 # torch's ScalarType codes, as schema defaults write them ("ScalarType? dtype=4" is long)
 _SCALAR_TYPE_CODES = {0: D.uint8, 1: D.int8, 2: D.int16, 3: D.int32, 4: D.int64, 5: D.float16, 6: D.float32,
                       7: D.float64, 11: D.bool, 15: D.bfloat16}
+# How torch's C++ names each scalar type in range messages (its scalar_t type names).
+_CPP_NAME = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short", D.int32: "int",
+             D.int64: "long", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16", D.float32: "float",
+             D.float64: "double"}
+_MANTISSA_DIGITS = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}
 
 
 def _dtype_arg(dtype, default):
@@ -27,6 +34,13 @@ def _dtype_arg(dtype, default):
     if isinstance(dtype, int) and not isinstance(dtype, bool):
         return _SCALAR_TYPE_CODES[dtype]
     return dtype
+
+
+def _num(v) -> str:
+    """A number as torch's C++ messages print it (2.0 -> "2", 0.5 -> "0.5")."""
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
 
 
 def _require_float(dt, kernel):
@@ -51,11 +65,72 @@ def _fill(self, generator, draw):
     return C.write_out(self, values)
 
 
+# --- range checks (torch's check_from_to_in_range and check_uniform_bounds) -------------------------------
+
+def _check_range(low, high):
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+
+
+def _check_in_dtype(dt, low, high_inclusive):
+    """Integer draws must fit the dtype; floats beyond their exact-integer range only warn, as in torch."""
+    if dt.is_floating_point:
+        digits = _MANTISSA_DIGITS[dt]
+        for value, name in ((low, "from"), (high_inclusive, "to - 1")):
+            if not -(2 ** digits) <= value <= 2 ** digits:
+                warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
+                              f"{_CPP_NAME[dt]} can support discrete uniform distribution "
+                              f"only within this range. This warning will become an error in version 1.7 release, "
+                              f"please fix the code in advance", UserWarning, stacklevel=4)
+        return
+    lo, hi = (0, 1) if dt is D.bool else (int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max))
+    for value, name in ((low, "from"), (high_inclusive, "to - 1")):
+        if not lo <= value <= hi:
+            raise RuntimeError(f"{name} is out of bounds for {_CPP_NAME[dt]}")
+
+
+def _integers(dt, low, high):
+    """The draw of integers in [low, high) for dtype ``dt``, after torch's checks."""
+    _check_range(low, high)
+    _check_in_dtype(dt, low, high - 1)
+    return lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d)
+
+
+def _dtype_range(dt):
+    """random_()'s default range: [0, 2**mantissa] for floats, [0, max] for integers."""
+    if dt.is_floating_point:
+        return 0, 2 ** _MANTISSA_DIGITS[dt] + 1
+    if dt is D.bool:
+        return 0, 2
+    return 0, int(np.iinfo(dt.np).max) + 1
+
+
+def _check_uniform(dt, low, high):
+    _require_float(dt, "check_uniform_bounds")
+    if dt.is_floating_point:
+        info = D.finfo(dt)
+        lo, hi = float(info.min), float(info.max)
+        for value, name in ((low, "from"), (high, "to")):
+            if not lo <= value <= hi:
+                raise RuntimeError(f"{name} is out of bounds for {_CPP_NAME[dt]}")
+    if low > high:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_num(low)} > "
+                           f"to={_num(high)}")
+    if high - low > float(D.finfo(dt).max):
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<{C.TORCH_NAME[dt]}>::max(), but found "
+                           f"to={_num(high)} and from={_num(low)} which result in to-from to exceed the limit")
+
+
+def _check_std(std):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_num(std)}")
+
+
 # --- factories ---------------------------------------------------------------------------------------
 
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     dt = _dtype_arg(dtype, D.get_default_dtype())
-    _require_float(dt, "check_uniform_bounds")
+    _check_uniform(dt, 0.0, 1.0)
     return _draw_new(size, dt, device, layout, generator, KR.uniform)
 
 
@@ -65,26 +140,30 @@ def randn(size, generator=None, dtype=None, layout=None, device=None, pin_memory
     return _draw_new(size, dt, device, layout, generator, KR.normal)
 
 
-def _check_range(low, high):
-    if low >= high:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-
-
 def randint(high, size, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
     return randint_low(0, high, size, generator=generator, dtype=dtype, layout=layout, device=device)
 
 
 def randint_low(low, high, size, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
-    _check_range(low, high)
     dt = _dtype_arg(dtype, D.int64)
-    return _draw_new(size, dt, device, layout, generator,
-                     lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+    return _draw_new(size, dt, device, layout, generator, _integers(dt, low, high))
+
+
+_PERMUTATION_LIMIT = {D.float16: (2049, "2049", "Half"), D.float32: (2 ** 24 + 1, "2^24+1", "Float"),
+                      D.float64: (2 ** 53 + 1, "2^53+1", "Double")}
 
 
 def randperm(n, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
     dt = _dtype_arg(dtype, D.int64)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    if dt is D.bool:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    limit = _PERMUTATION_LIMIT.get(dt)
+    if limit is not None and n > limit[0]:
+        raise RuntimeError(f"n cannot be greater than {limit[1]} for {limit[2]} type.")
+    if not dt.is_floating_point and n - 1 > int(np.iinfo(dt.np).max):
+        raise RuntimeError(f"value cannot be converted to type {dt.np.name}_t without overflow")
     return _draw_new((n,), dt, device, layout, generator,
                      lambda xp, key, c, s, d: KR.permutation(xp, key, c, n, d))
 
@@ -92,24 +171,25 @@ def randperm(n, generator=None, dtype=4, layout=None, device=None, pin_memory=No
 def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     _check_std(std)
     dt = _dtype_arg(dtype, D.get_default_dtype())
+    _require_float(dt, "normal_kernel_cpu")
     return _draw_new(size, dt, device, layout, generator,
                      lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std))
 
 
-def _like(self, dtype, device, generator, draw, need_float=None):
+def _like(self, dtype, device, generator, draw):
     dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
-    if need_float:
-        _require_float(dt, need_float)
     dev = self._device if device is None else device
     return _draw_new(self._a.shape, dt, dev, None, generator, draw)
 
 
 def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _like(self, dtype, device, generator, KR.uniform, "check_uniform_bounds")
+    _check_uniform(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), 0.0, 1.0)
+    return _like(self, dtype, device, generator, KR.uniform)
 
 
 def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _like(self, dtype, device, generator, KR.normal, "normal_kernel_cpu")
+    _require_float(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), "normal_kernel_cpu")
+    return _like(self, dtype, device, generator, KR.normal)
 
 
 def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
@@ -119,22 +199,15 @@ def randint_like(self, high, generator=None, dtype=None, layout=None, device=Non
 
 def randint_like_low(self, low, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
                      memory_format=None):
-    _check_range(low, high)
-    return _like(self, dtype, device, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+    dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
+    return _like(self, dtype, device, generator, _integers(dt, low, high))
 
 
 # --- in-place fills -----------------------------------------------------------------------------------------
 
 def uniform_(self, from_=0.0, to=1.0, generator=None):
-    _require_float(self.dtype, "check_uniform_bounds")
-    if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    _check_uniform(self.dtype, from_, to)
     return _fill(self, generator, lambda xp, key, c, s, d: KR.uniform(xp, key, c, s, d, from_, to))
-
-
-def _check_std(std):
-    if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
@@ -144,20 +217,12 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
 
 
 def exponential_(self, lambd=1.0, generator=None):
-    _require_float(self.dtype, "exponential_cpu")
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {C.TORCH_NAME[self.dtype]}")
     if not lambd > 0:
-        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
     return _fill(self, generator, lambda xp, key, c, s, d: KR.exponential(xp, key, c, s, d, lambd))
-
-
-def _dtype_range(dt):
-    """random_()'s default range: [0, 2**mantissa] for floats, [0, max] for integers."""
-    if dt.is_floating_point:
-        digits = {D.float16: 11, D.bfloat16: 8, D.float32: 24, D.float64: 53}[dt]
-        return 0, 2 ** digits + 1
-    if dt is D.bool:
-        return 0, 2
-    return 0, int(np.iinfo(dt.np).max) + 1
 
 
 def random_(self, generator=None):
@@ -166,9 +231,13 @@ def random_(self, generator=None):
 
 
 def random_from(self, from_, to=None, generator=None):
-    high = _dtype_range(self.dtype)[1] if to is None else to
-    _check_range(from_, high)
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, from_, high, d))
+    if to is None:
+        high = _dtype_range(self.dtype)[1]
+        if self.dtype is D.int64 and from_ == -2 ** 63:
+            high = 2 ** 63   # the full 64-bit range, as torch's random_full_64_bits_range
+    else:
+        high = to
+    return _fill(self, generator, _integers(self.dtype, from_, high))
 
 
 def random_to(self, to, generator=None):
@@ -179,7 +248,7 @@ def random_to(self, to, generator=None):
 
 def _bernoulli_p_check(p):
     if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_num(p)}")
 
 
 def bernoulli_float_(self, p=0.5, generator=None):
@@ -187,22 +256,37 @@ def bernoulli_float_(self, p=0.5, generator=None):
     return _fill(self, generator, lambda xp, key, c, s, d: KR.bernoulli(xp, key, c, p, s, d))
 
 
-def _probabilities(p: Tensor, dev):
+def _probabilities(p, dev):
     pa = C.array_operand(p, np.dtype(np.float64), dev)
     xp = namespace_of(pa) if hasattr(pa, "shape") else np
     if bool(xp.any((pa < 0) | (pa > 1))):
-        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
     return pa
 
 
+def _check_expandable(shape, target):
+    """torch's expand check: ``p`` must broadcast to ``self``'s shape without growing it."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(target)}) must be greater or equal to the "
+                           f"number of dimensions in the tensor ({len(shape)})")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] != target[-i] and shape[-i] != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                               f"({shape[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                               f"{list(target)}.  Tensor sizes: {list(shape)}")
+
+
 def bernoulli_tensor_(self, p, generator=None):
+    if isinstance(p, Tensor):
+        _check_expandable(tuple(p._a.shape), tuple(self._a.shape))
     pa = _probabilities(p, self._device)
     return _fill(self, generator, lambda xp, key, c, s, d: KR.bernoulli(xp, key, c, pa, s, d))
 
 
 def bernoulli(self, generator=None):
     """Each element is 1 with the probability given by ``self``."""
-    _require_float(self.dtype, "bernoulli_tensor_cpu_self_")
+    _require_float(self.dtype, "bernoulli_tensor_cpu_p_")
     out = F.empty_like(self)
     return bernoulli_tensor_(out, self, generator)
 
@@ -220,8 +304,7 @@ def bernoulli_t(self, p, generator=None):
 
 def _normal_tensor(mean, std, generator):
     dev = C.common_device(mean, std)
-    dt = C.result_type(mean, std) if isinstance(mean, Tensor) and isinstance(std, Tensor) else \
-        (mean if isinstance(mean, Tensor) else std).dtype
+    dt = (mean if isinstance(mean, Tensor) else std).dtype   # torch: the output takes mean's options
     _require_float(dt, "normal_kernel_cpu")
     m = C.array_operand(mean, dt.np, dev) if isinstance(mean, Tensor) else mean
     s = C.array_operand(std, dt.np, dev) if isinstance(std, Tensor) else std
@@ -250,7 +333,7 @@ def normal_tensor_tensor(mean, std, generator=None):
 def multinomial(self, num_samples, replacement=False, generator=None):
     a = self._a
     if a.ndim not in (1, 2):
-        raise RuntimeError(f"prob_dist must be 1 or 2 dim")
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if not self.is_floating_point():
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{C.tname(a.dtype)}")
