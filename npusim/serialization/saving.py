@@ -1,0 +1,72 @@
+"""``npusim.save``: pickle the object, then write the archive (atomically when ``f`` is a path)."""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from ..core.api_usage import log_api_usage_once
+from ..core.device import CPU
+from ..core.device_hooks import get_device_hooks
+from .atomic_file import atomic_write, target_path
+from .extra_files import files_to_write
+from .pickler import pickle_object
+from .zip_writer import ALIGNMENT, ZipWriter
+
+FORMAT_VERSION = b"3\n"
+
+
+def _note_api_usage(name: str) -> None:
+    """Call site of the API-usage log for ``npusim.save`` (docs/api_usage_logging.md)."""
+    log_api_usage_once(name)
+
+
+def _host_bytes(storage):
+    """A storage's bytes as a 1-D uint8 host array (no copy when the device keeps NumPy arrays)."""
+    if storage.device is not CPU:
+        hooks = get_device_hooks(storage.device.type)
+        if hooks is None or hooks.array_namespace(storage.device) is not np:
+            storage = storage.cpu()
+    return storage._bytes()
+
+
+def _write_archive(out, archive_name: str, data_pkl: bytes, storages, extra: dict, *, sync_file=False) -> None:
+    w = ZipWriter(out, archive_name, sync_file=sync_file)
+    w.write_record("data.pkl", data_pkl)
+    w.write_record(".format_version", b"1")
+    w.write_record(".storage_alignment", str(ALIGNMENT).encode())
+    w.write_record("byteorder", sys.byteorder.encode())
+    for key, storage in storages.storages.items():
+        w.write_record(f"data/{key}", _host_bytes(storage))
+    for name, value in extra.items():
+        w.write_record(f"extra/{name}", value)
+    w.write_record("version", FORMAT_VERSION)
+    w.finish()
+
+
+def save(obj, f, _extra_files=None) -> None:
+    """Save ``obj`` (tensors, storages, containers of them, state dicts...) to a path or binary file.
+
+    The archive is a ZIP in PyTorch's layout (``torch.load`` reads it). Storages
+    shared by several tensors are stored once. ``_extra_files`` maps names to
+    str or bytes stored under ``extra/`` (with the files of the hook set by
+    ``npusim.serialization.set_extra_files_hook``). Saving to a path is atomic:
+    the previous file stays intact until the new one is complete on disk.
+    """
+    _note_api_usage("npusim.save")
+    is_path = isinstance(f, (str, bytes, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+    extra = files_to_write(obj, _extra_files)
+    data_pkl, storages = pickle_object(obj)
+    if is_path:
+        path = target_path(f)
+        archive_name = os.path.splitext(os.path.basename(path))[0] or "archive"
+        with atomic_write(path) as out:
+            _write_archive(out, archive_name, data_pkl, storages, extra, sync_file=True)
+    else:
+        _write_archive(f, "archive", data_pkl, storages, extra)
+        flush = getattr(f, "flush", None)
+        if flush is not None:
+            flush()

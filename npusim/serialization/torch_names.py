@@ -1,0 +1,96 @@
+"""The names archives use for dtypes, storage types and rebuild functions: PyTorch's.
+
+An archive written by ``npusim.save`` must load with ``torch.load``, so its
+pickle names what torch names (``torch FloatStorage``, ``torch._utils
+_rebuild_tensor_v2``, ``torch float32``) even though torch is never imported.
+Stand-in functions play those globals while pickling; loading maps the same
+names back to npusim objects.
+"""
+from __future__ import annotations
+
+from ..core import dtype as _dt
+
+# npusim dtype <-> torch's legacy typed-storage class name (torch.storage._dtype_to_storage_type_map)
+STORAGE_NAME_OF_DTYPE = {
+    _dt.float64: "DoubleStorage", _dt.float32: "FloatStorage", _dt.float16: "HalfStorage",
+    _dt.bfloat16: "BFloat16Storage", _dt.int64: "LongStorage", _dt.int32: "IntStorage",
+    _dt.int16: "ShortStorage", _dt.int8: "CharStorage", _dt.uint8: "ByteStorage", _dt.bool: "BoolStorage",
+}
+DTYPE_OF_STORAGE_NAME = {name: dt for dt, name in STORAGE_NAME_OF_DTYPE.items()}
+
+# torch storage types and dtypes npusim cannot represent: named in the error instead of "not allowed"
+UNSUPPORTED_STORAGE_NAMES = {
+    "ComplexDoubleStorage": "complex128", "ComplexFloatStorage": "complex64", "QInt8Storage": "qint8",
+    "QInt32Storage": "qint32", "QUInt8Storage": "quint8", "QUInt4x2Storage": "quint4x2",
+    "QUInt2x4Storage": "quint2x4",
+}
+UNSUPPORTED_DTYPE_NAMES = frozenset({
+    "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "uint16", "uint32", "uint64",
+    "qint8", "qint32", "quint8", "quint4x2", "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2",
+    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
+    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1", "int2", "int3", "int4", "int5",
+    "int6", "int7",
+})
+
+
+def _torch_global(module: str, name: str):
+    """A stand-in for the torch global ``module.name``, importable from this module.
+
+    The pickler saves it like any function (``GLOBAL npusim.serialization.torch_names <attr>``);
+    ``pickler.py`` then rewrites that opcode to ``GLOBAL module name``. It is never called.
+    """
+    attr = f"torch_global__{module.replace('.', '_')}__{name}"
+
+    def stand_in(*args, **kwargs):
+        raise TypeError(f"{module}.{name} is a name written into archives, not a function")
+
+    stand_in.__name__ = stand_in.__qualname__ = attr
+    stand_in.__module__ = __name__
+    stand_in.torch_module, stand_in.torch_name = module, name
+    globals()[attr] = stand_in
+    return stand_in
+
+
+REBUILD_TENSOR_V2 = _torch_global("torch._utils", "_rebuild_tensor_v2")
+REBUILD_PARAMETER = _torch_global("torch._utils", "_rebuild_parameter")
+REBUILD_PARAMETER_WITH_STATE = _torch_global("torch._utils", "_rebuild_parameter_with_state")
+REBUILD_FROM_TYPE_V2 = _torch_global("torch._tensor", "_rebuild_from_type_v2")
+TORCH_TENSOR = _torch_global("torch", "Tensor")
+TORCH_SIZE = _torch_global("torch", "Size")
+TORCH_DEVICE = _torch_global("torch", "device")
+TORCH_UNTYPED_STORAGE = _torch_global("torch", "UntypedStorage")
+STORAGE_TYPE_NAME = {dt: _torch_global("torch", name) for dt, name in STORAGE_NAME_OF_DTYPE.items()}
+
+
+def is_torch_global(obj) -> bool:
+    return getattr(obj, "__module__", None) == __name__ and hasattr(obj, "torch_module")
+
+
+class StorageType:
+    """What ``torch.<X>Storage`` unpickles to: it only carries the dtype (torch.serialization.StorageType)."""
+
+    __slots__ = ("dtype", "name")
+
+    def __init__(self, name: str, dtype):
+        self.name = name
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"StorageType(dtype={self.dtype})"
+
+
+STORAGE_TYPES = {name: StorageType(name, dt) for name, dt in DTYPE_OF_STORAGE_NAME.items()}
+
+
+class UntypedStorageType:
+    """What ``torch.UntypedStorage`` unpickles to inside a storage's persistent id (bytes, dtype uint8)."""
+
+    __slots__ = ()
+    dtype = _dt.uint8
+    name = "UntypedStorage"
+
+    def __repr__(self):
+        return "UntypedStorage"
+
+
+UNTYPED_STORAGE_TYPE = UntypedStorageType()
