@@ -94,10 +94,9 @@ current_device_idx = current_device_index
 
 def set_device_index(device, /) -> None:
     """Make ``device`` (an index, ``"npu:1"`` or a device) the current one; a negative index is a no-op."""
-    mod = _module()
     index = _get_device_index(device, optional=False)
     if index >= 0:
-        mod.set_device(index)
+        _module().set_device(index)
 
 
 set_device_idx = set_device_index

@@ -2,8 +2,8 @@
 
 Importing this package:
 1. renames PrivateUse1 to ``npu`` (``rename_privateuse1_backend``),
-2. registers the runtime's device hooks (device count, current device, memory) and
-   its random generators,
+2. registers the runtime's device hooks (device count, current device, memory), its
+   random generators and its device/stream guard,
 3. registers kernels for the PrivateUse1 key through ``Library("aten", "IMPL")``,
    leaving some ops out on purpose so they run through
 4. the boxed CPU fallback, ``Library("_", "IMPL").fallback(..., "PrivateUse1")``,
@@ -15,15 +15,20 @@ It uses only what a third-party backend could use.
 from __future__ import annotations
 
 from .._device_module import _register_device_module
+from ..core.device_guard import register_guard_impl
 from ..core.device_hooks import register_device_hooks
 from ..core.generator import register_default_generators, register_generator
 from ..library import Library
-from ..native.registration import register_kernels
+from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
 from ..utils import generate_methods_for_privateuse1_backend, rename_privateuse1_backend
 from . import copy_kernels, device_module
+from .capacity import with_capacity_checks
+from .cupy_kernels import HOT_OPS, HotKernels
+from . import autograd_overrides  # noqa: F401  (AutogradPrivateUse1 kernels of selu and gelu)
 from .fallback import cpu_fallback
 from .generator import defaults as _default_generators
 from .generator import make_generator
+from .guard import impl as _guard_impl
 from .hooks import NpuHooks
 from .memory import memory
 from .runtime import runtime
@@ -38,14 +43,30 @@ runtime.on_init(memory.init)
 runtime.on_init(_default_generators.init)
 register_generator("npu", make_generator)
 register_default_generators("npu", _default_generators.get)
+register_guard_impl("npu", _guard_impl)
 
+# kernels whose result can outgrow their inputs check the device's capacity before NumPy allocates
+_npu_kernels = with_capacity_checks(KERNELS)
 _aten_npu = Library("aten", "IMPL")
-register_kernels(_aten_npu, "PrivateUse1", exclude=FALLBACK_OPS + tuple(copy_kernels.KERNELS))
+for _name, _fn in _npu_kernels.items():
+    if _name.split(".")[0] not in FALLBACK_OPS and _name not in copy_kernels.KERNELS and _name not in HOT_OPS:
+        _aten_npu.impl(_name, _fn, "PrivateUse1")
 for _name, _fn in copy_kernels.KERNELS.items():
     _aten_npu.impl(_name, _fn, "PrivateUse1")
+_hot_kernels = HotKernels(_npu_kernels)     # CuPy versions of a few hot ops replace these in cuda mode
+runtime.on_init(_hot_kernels.on_runtime_init)
+
+# the npu's own kernels read the device from their inputs: in emulation they need no device switch
+_guard_impl.mark_device_generic(KERNELS.values())
+_guard_impl.mark_device_generic(_npu_kernels.values())
+_guard_impl.mark_device_generic(COMPOSITE.values())
+_guard_impl.mark_device_generic(COMPOSITE_IMPLICIT.values())
+_guard_impl.mark_device_generic(copy_kernels.KERNELS.values())
+_guard_impl.mark_device_generic([cpu_fallback])    # it copies results to its inputs' device itself
 
 _fallback_lib = Library("_", "IMPL")
 _fallback_lib.fallback(cpu_fallback, "PrivateUse1")
 
 _register_device_module("npu", device_module)
 generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+from . import serialization_hooks  # noqa: E402,F401  (npu backend metadata in archives; needs the name 'npu')

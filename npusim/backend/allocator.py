@@ -1,21 +1,28 @@
 """Device memory accounting: a caching allocator model for the emulated npu.
 
 Every npu array is registered here when it is made and released when its
-storage dies. Like CUDA's caching allocator, sizes round up (512 bytes for
-small blocks, 2 MiB for large ones), freed blocks stay *reserved* in a cache
-for reuse, ``empty_cache`` releases them, and a request that does not fit the
-device frees the cache and retries before raising ``OutOfMemoryError``. The
-statistics use torch.cuda's keys, so ``memory_stats`` reads the same.
+storage dies. As in CUDA's caching allocator, allocated sizes round up to
+512 bytes, each block lives in a segment (512-byte rounding up to 1 MiB, the
+"small pool"; 2 MiB rounding above it, the "large pool"), freed segments stay
+*reserved* in a cache for reuse, ``empty_cache`` releases them, and a request
+that does not fit the device frees the cache and retries before raising
+``OutOfMemoryError``. The statistics use torch.cuda's keys, so
+``memory_stats`` reads the same.
+
+The hot path (``malloc``/``free``, once per new npu array) takes no lock: a
+cached segment is taken with one atomic ``list.pop``, and each event is
+appended to a log that the statistics fold in order (peaks included) when
+they are read, or every few thousand events. Only reserving new device memory
+(rare: the cache usually serves) takes the lock.
 """
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
 
 import numpy as np
 
-_SMALL_LIMIT = 1 << 20          # blocks up to 1 MiB are "small_pool"
-_SMALL_ROUND = 512
+_SMALL_LIMIT = 1 << 20          # segments up to 1 MiB are "small_pool"
+_BLOCK_ROUND = 512
 _LARGE_ROUND = 2 << 20
 
 
@@ -33,20 +40,30 @@ def format_size(n: int) -> str:
     return f"{n:.2f} TiB"
 
 
-def rounded(nbytes: int) -> int:
+def block_size(nbytes: int) -> int:
+    """The bytes an allocation of ``nbytes`` counts as allocated (torch rounds to 512)."""
+    return -(-nbytes // _BLOCK_ROUND) * _BLOCK_ROUND
+
+
+def segment_size(nbytes: int) -> int:
+    """The bytes of the device segment that holds an allocation of ``nbytes``."""
     if nbytes <= _SMALL_LIMIT:
-        return max(_SMALL_ROUND, -(-nbytes // _SMALL_ROUND) * _SMALL_ROUND)
+        return -(-nbytes // _BLOCK_ROUND) * _BLOCK_ROUND
     return -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
 
 
-# Counters the hot path updates: bytes allocated, bytes requested, number of allocations,
-# reserved bytes and segments. Each has, for "all" and per pool, [current, peak, allocated, freed].
-_HOT = ("allocated_bytes", "requested_bytes", "allocation", "reserved_bytes", "segment")
+rounded = segment_size
+
+
+# Counters, each with [current, peak, allocated, freed] for "all", "small_pool" and "large_pool".
+_LOGGED = ("allocated_bytes", "requested_bytes", "allocation")   # folded from the event log
+_RESERVED = ("reserved_bytes", "segment")                         # updated under the lock
 _POOLS = ("all", "small_pool", "large_pool")
 _CUR, _PEAK, _ALLOC, _FREED = range(4)
+_FOLD_EVERY = 8192      # log entries folded into the statistics at once (bounds the log's memory)
 
-# fn(device_index, nbytes): called in the allocating thread after each malloc (+rounded size) and free
-# (-rounded size); the profiler's profile_memory uses it. Empty: the hot path pays one global read.
+# fn(device_index, nbytes): called in the allocating thread after each malloc (+segment size) and free
+# (-segment size); the profiler's profile_memory uses it. Empty: the hot path pays one global read.
 _allocation_observers: tuple = ()
 
 
@@ -65,140 +82,173 @@ def remove_allocation_observer(fn) -> None:
 
 
 class DeviceAllocator:
-    """The memory of one emulated device.
-
-    The hot path only keeps the block cache exact (it decides out-of-memory) and
-    logs each allocation and free; statistics fold the log in order (peaks
-    included) when read, or every few thousand events.
-    """
-
-    _FOLD_EVERY = 8192
+    """The memory of one emulated device."""
 
     def __init__(self, index: int, capacity: int):
         self.index = index
         self.capacity = capacity
         self.limit = capacity           # set_per_process_memory_fraction lowers it
         self._lock = threading.Lock()
-        self._free = defaultdict(int)   # rounded block size -> number of cached free blocks
+        self._cache: dict[int, list] = {}   # segment size -> one entry per cached free segment
         self._reserved = 0
-        self._log_size: list[int] = []  # +rounded size on malloc, -rounded size on free
-        self._log_req: list[int] = []   # the same for the requested byte counts
+        self._log: list[int] = []       # +requested bytes on malloc, -requested bytes on free, in order
         self.num_ooms = 0
         self.num_alloc_retries = 0
-        # counters[metric][pool] = [current, peak, allocated, freed]; pool 0 is "all"
-        self.counters = {m: [[0, 0, 0, 0] for _ in _POOLS] for m in _HOT}
+        self.counters = {m: [[0, 0, 0, 0] for _ in _POOLS] for m in _LOGGED + _RESERVED}
+
+    def after_fork_in_child(self) -> None:
+        """A forked child starts with a fresh lock (another thread may have held the parent's)."""
+        self._lock = threading.Lock()
 
     # --- the hot path ------------------------------------------------------------------------
+    # storage.storage_maker and NpuStorage.__del__ inline malloc's and free's fast paths (a cached segment,
+    # a log entry): keep the three in step.
     def malloc(self, nbytes: int) -> int:
-        """Account for a block of ``nbytes``; returns the rounded size to hand back to ``free``."""
-        size = (((nbytes + 511) >> 9) << 9 or 512) if nbytes <= _SMALL_LIMIT else \
-            -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
-        with self._lock:
-            free = self._free
-            n = free[size]
-            if n:
-                free[size] = n - 1
-            else:
-                self._reserve(size, nbytes)
-            log = self._log_size
-            log.append(size)
-            self._log_req.append(nbytes)
-            if len(log) >= self._FOLD_EVERY:
-                self._fold()
-        if _allocation_observers:
-            for fn in _allocation_observers:
-                fn(self.index, size)
+        """Account for ``nbytes``; returns the segment size to hand back to ``free`` (0: nothing held).
+
+        Raises OutOfMemoryError (and accounts nothing) when the request does not fit.
+        """
+        if nbytes <= _SMALL_LIMIT:
+            if nbytes == 0:
+                return 0    # as CUDA's allocator: an empty tensor holds no device memory
+            size = ((nbytes + 511) >> 9) << 9
+        else:
+            size = -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
+        try:
+            self._cache[size].pop()     # atomic: two threads never take the same cached segment
+        except (KeyError, IndexError):
+            self._reserve(size, nbytes)
+        log = self._log
+        log.append(nbytes)
+        if len(log) >= _FOLD_EVERY or _allocation_observers:
+            self._after_malloc(size)
         return size
 
     def free(self, size: int, nbytes: int) -> None:
-        with self._lock:
-            self._free[size] += 1
-            self._log_size.append(-size)
-            self._log_req.append(-nbytes)
+        if not size:
+            return
+        try:
+            self._cache[size].append(None)
+        except KeyError:
+            self._cache.setdefault(size, []).append(None)
+        self._log.append(-nbytes)
         if _allocation_observers:
             for fn in _allocation_observers:
                 fn(self.index, -size)
 
-    def _reserve(self, size, nbytes):
-        if self._reserved + size > self.limit:
-            self._release_cache()
-            self.num_alloc_retries += 1
-            if self._reserved + size > self.limit:
-                self.num_ooms += 1
-                raise self._oom(nbytes)
-        self._reserved += size
-        pool = 1 if size <= _SMALL_LIMIT else 2
-        self._bump(self.counters["reserved_bytes"], pool, size)
-        self._bump(self.counters["segment"], pool, 1)
+    def _after_malloc(self, size: int) -> None:
+        """The rare part of a malloc: fold a full log, tell the observers."""
+        if len(self._log) >= _FOLD_EVERY:
+            with self._lock:
+                self._fold()
+        for fn in _allocation_observers:
+            fn(self.index, size)
 
-    def _fold(self) -> None:
-        """Apply the event log to the statistics, in order (caller holds the lock)."""
-        if not self._log_size:
-            return
-        sizes = np.array(self._log_size, dtype=np.int64)
-        reqs = np.array(self._log_req, dtype=np.int64)
-        self._log_size.clear()
-        self._log_req.clear()
-        small = np.abs(sizes) <= _SMALL_LIMIT
-        c = self.counters
-        for pool, sel in ((0, None), (1, small), (2, ~small)):
-            s = sizes if sel is None else sizes[sel]
-            if s.size == 0:
-                continue
-            r = reqs if sel is None else reqs[sel]
-            for metric, ev in (("allocated_bytes", s), ("requested_bytes", r), ("allocation", np.sign(s))):
-                row = c[metric][pool]
-                run = row[0] + np.cumsum(ev)
-                row[1] = max(row[1], int(run.max()))
-                row[0] = int(run[-1])
-                row[2] += int(ev[ev > 0].sum())
-                row[3] += int(-ev[ev < 0].sum())
-
-    @staticmethod
-    def _bump(rows, pool, n):
-        for row in (rows[0], rows[pool]):
-            v = row[0] + n
-            row[0] = v
-            row[2] += n
-            if v > row[1]:
-                row[1] = v
-
-    @staticmethod
-    def _drop(rows, pool, n):
-        for row in (rows[0], rows[pool]):
-            row[0] -= n
-            row[3] += n
-
-    def check(self, nbytes: int) -> None:
-        """Raise before a request that could never fit, without allocating."""
-        size = rounded(nbytes)
+    # --- reserving and releasing segments (under the lock) -------------------------------------
+    def _reserve(self, size, nbytes) -> None:
         with self._lock:
-            if self._free[size]:
-                return
             if self._reserved + size > self.limit:
+                self.num_alloc_retries += 1
                 self._release_cache()
                 if self._reserved + size > self.limit:
                     self.num_ooms += 1
                     raise self._oom(nbytes)
+            self._reserved += size
+            pool = 1 if size <= _SMALL_LIMIT else 2
+            self._bump(self.counters["reserved_bytes"], pool, size)
+            self._bump(self.counters["segment"], pool, 1)
 
-    # --- cache -------------------------------------------------------------------------------------
     def _release_cache(self) -> None:
         c = self.counters
-        for size, count in list(self._free.items()):
-            if not count:
-                continue
-            pool = 1 if size <= _SMALL_LIMIT else 2
-            total = size * count
-            self._reserved -= total
-            self._drop(c["reserved_bytes"], pool, total)
-            self._drop(c["segment"], pool, count)
-            self._free[size] = 0
+        for size, cached in list(self._cache.items()):   # a concurrent free may add a size
+            count = 0
+            while True:     # pop one by one: a concurrent malloc may take a segment meanwhile
+                try:
+                    cached.pop()
+                except IndexError:
+                    break
+                count += 1
+            if count:
+                pool = 1 if size <= _SMALL_LIMIT else 2
+                self._reserved -= size * count
+                self._drop(c["reserved_bytes"], pool, size * count)
+                self._drop(c["segment"], pool, count)
 
     def empty_cache(self) -> None:
         with self._lock:
             self._release_cache()
 
-    # --- reporting ------------------------------------------------------------------------------------
+    def check(self, nbytes: int) -> None:
+        """Raise OutOfMemoryError now for a request of ``nbytes`` that cannot fit, without allocating.
+
+        Kernels call it (through the device hooks) before NumPy makes a large result, so an
+        oversized request fails fast instead of first taking that much host memory.
+        """
+        if nbytes <= 0:
+            return
+        size = segment_size(nbytes)
+        if self._cache.get(size) or self._reserved + size <= self.limit:
+            return
+        with self._lock:
+            if self._reserved + size > self.limit:
+                self.num_alloc_retries += 1
+                self._release_cache()
+                if self._reserved + size > self.limit:
+                    self.num_ooms += 1
+                    raise self._oom(nbytes)
+
+    # --- statistics ----------------------------------------------------------------------------------
+    def _fold(self) -> None:
+        """Apply the logged events to the counters, in order (caller holds the lock)."""
+        log = self._log
+        n = len(log)
+        if not n:
+            return
+        req = np.array(log[:n], dtype=np.int64)
+        del log[:n]     # events appended meanwhile stay for the next fold
+        mag = np.abs(req)
+        sign = np.sign(req)
+        # one row per logged metric (_LOGGED's order): allocated bytes, requested bytes, allocation count
+        events = np.stack((((mag + (_BLOCK_ROUND - 1)) // _BLOCK_ROUND) * _BLOCK_ROUND * sign, req, sign))
+        small = mag <= _SMALL_LIMIT
+        n_small = int(np.count_nonzero(small))
+        if n_small == n:    # the usual case: no large block, "all" and "small_pool" move alike
+            self._fold_pool(events, (0, 1))
+        elif n_small == 0:
+            self._fold_pool(events, (0, 2))
+        else:
+            self._fold_pool(events, (0,))
+            self._fold_pool(events[:, small], (1,))
+            self._fold_pool(events[:, ~small], (2,))
+
+    def _fold_pool(self, events, pools) -> None:
+        run = np.cumsum(events, axis=1)
+        peak, last, moved = run.max(axis=1), run[:, -1], np.abs(events).sum(axis=1)
+        c = self.counters
+        for m, metric in enumerate(_LOGGED):
+            up, down = int(moved[m] + last[m]) // 2, int(moved[m] - last[m]) // 2
+            for pool in pools:
+                row = c[metric][pool]
+                row[_PEAK] = max(row[_PEAK], row[_CUR] + int(peak[m]))
+                row[_CUR] += int(last[m])
+                row[_ALLOC] += up
+                row[_FREED] += down
+
+    @staticmethod
+    def _bump(rows, pool, n):
+        for row in (rows[0], rows[pool]):
+            v = row[_CUR] + n
+            row[_CUR] = v
+            row[_ALLOC] += n
+            if v > row[_PEAK]:
+                row[_PEAK] = v
+
+    @staticmethod
+    def _drop(rows, pool, n):
+        for row in (rows[0], rows[pool]):
+            row[_CUR] -= n
+            row[_FREED] += n
+
     @property
     def allocated(self) -> int:
         with self._lock:
@@ -215,13 +265,13 @@ class DeviceAllocator:
         free = max(self.limit - self._reserved, 0)
         extra = ""
         if self.limit != self.capacity:
-            extra = f" (the per-process limit is {format_size(self.limit)})"
+            extra = f" (this process may use {format_size(self.limit)} of it)"
         return OutOfMemoryError(
             f"npu out of memory. Tried to allocate {format_size(nbytes)}. npu {self.index} has a total capacity of "
             f"{format_size(self.capacity)} of which {format_size(free)} is free{extra}. Of the allocated memory "
             f"{format_size(alloc)} is allocated by npusim, and {format_size(self._reserved - alloc)} is reserved "
-            f"by npusim but unallocated. Allocated: {alloc} bytes, reserved: {self._reserved} bytes, free: {free} "
-            f"bytes.")
+            f"by npusim but unallocated. Requested: {nbytes} bytes, allocated: {alloc} bytes, reserved: "
+            f"{self._reserved} bytes, free: {free} bytes.")
 
     def memory_stats(self) -> dict:
         """torch.cuda.memory_stats' keys. Without streams, active == allocated and nothing is split."""

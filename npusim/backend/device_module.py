@@ -291,8 +291,9 @@ def mem_get_info(device=None) -> tuple:
 # --- memory statistics -------------------------------------------------------------------------------
 
 def memory_stats(device=None) -> dict:
+    if not is_initialized():    # as torch.cuda: reading statistics never initialises the device
+        return {}
     idx = _index(device)
-    runtime.lazy_init()
     a = _memory.emulated(idx)
     if a is not None:
         return a.memory_stats()

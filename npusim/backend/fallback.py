@@ -11,6 +11,7 @@ their meaning.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -54,7 +55,18 @@ def _packet_name(op) -> str:
     return f"{op.namespace}::{op._schema.name}"
 
 
+_reasons: dict = {}     # op -> why it must not fall back ("" when it may)
+
+
 def _refuse_reason(op):
+    try:
+        return _reasons[op]
+    except KeyError:
+        reason = _reasons[op] = _why_not(op) or ""
+        return reason
+
+
+def _why_not(op):
     schema = op._schema
     if any(r.type.alias is not None and not r.type.is_write for r in schema.returns):
         return "returns a view of its input, which a copy to the CPU cannot preserve"
@@ -83,11 +95,12 @@ def cpu_fallback(op, *args, **kwargs):
     if m == "error":
         raise NotImplementedError(
             f"Operator '{name}' is not currently supported on the npu backend, and the CPU fallback is disabled "
-            f"(NPUSIM_FALLBACK=error).")
+            f"(fallback mode 'error', set by NPUSIM_FALLBACK or npusim.npu.set_fallback_mode).")
     reason = _refuse_reason(op)
-    if reason is not None:
+    if reason:
         raise NotImplementedError(f"Operator '{op.name_}' has no npu kernel and cannot fall back to the CPU: it "
                                   f"{reason}. Register an npu kernel for it.")
+    _check_one_device(args, kwargs)
     log_api_usage_once("npusim.npu.cpu_fallback." + name)
     with _lock:
         _counts[name] = _counts.get(name, 0) + 1
@@ -95,8 +108,8 @@ def cpu_fallback(op, *args, **kwargs):
         _warned.add(name)
     if first and m == "warn":
         warnings.warn(f"Operator '{name}' is not currently supported on the npu backend and will fall back to run "
-                      f"on the CPU. This may have performance implications.", UserWarning, stacklevel=3)
-    _check_one_device(args, kwargs)
+                      f"on the CPU. This may have performance implications.", UserWarning,
+                      stacklevel=_user_stacklevel())
     moved = []
     cpu_args = [_to_cpu(a, moved) for a in args]
     cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
@@ -105,12 +118,38 @@ def cpu_fallback(op, *args, **kwargs):
     # Mutated arguments: write the CPU result back into the original npu tensors.
     originals = {id(cpu): orig for cpu, orig in moved}
     for arg in op._schema.mutable_args:
-        cpu_t = cpu_kwargs.get(arg.name) if arg.kwarg_only else \
-            (cpu_args[_position(op, arg.name)] if _position(op, arg.name) < len(cpu_args) else None)
+        if arg.kwarg_only:
+            cpu_t = cpu_kwargs.get(arg.name)
+        else:
+            pos = _position(op, arg.name)
+            cpu_t = cpu_args[pos] if pos < len(cpu_args) else cpu_kwargs.get(arg.name)
         orig = originals.get(id(cpu_t))
         if orig is not None:
             _write_back(orig, cpu_t)
     return _restore(result, originals, device)
+
+
+# code npusim generates at run time (dispatch functions, device guards) has these file names
+_GENERATED = ("<dispatch ", "<device guard ")
+
+
+def _is_internal(frame) -> bool:
+    name = frame.f_globals.get("__name__") or ""
+    return name == "npusim" or name.startswith("npusim.") or frame.f_code.co_filename.startswith(_GENERATED)
+
+
+def _user_stacklevel() -> int:
+    """The warning's stacklevel that names the first frame outside npusim (the user's line).
+
+    The depth between the user's call and this fallback varies (Autograd/Autocast keys,
+    profiling callbacks, Tensor methods, composite ops), so it is found, not assumed.
+    """
+    frame = sys._getframe(2)   # the caller of cpu_fallback
+    level = 2
+    while frame is not None and _is_internal(frame):
+        frame = frame.f_back
+        level += 1
+    return level if frame is not None else 2
 
 
 def _tensors(values):

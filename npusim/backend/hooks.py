@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.device_hooks import DeviceHooks
 from .runtime import runtime
-from .storage import new_npu_storage
+from .storage import storage_maker
 
 
 class NpuHooks(DeviceHooks):
@@ -47,12 +47,7 @@ class NpuHooks(DeviceHooks):
         alloc = self.memory.emulated(device.index)
         if alloc is None:   # cuda mode: CuPy's pool does the accounting
             return None
-
-        def new_storage(array, _rt=runtime, _alloc=alloc, _dev=device):
-            if _rt.in_bad_fork:
-                _rt.check_fork()
-            return new_npu_storage(array, _dev, _alloc)
-        return new_storage
+        return storage_maker(device, alloc, runtime)
 
     def check_allocation(self, nbytes, device) -> None:
         alloc = self.memory.emulated(device.index)

@@ -1,6 +1,7 @@
 """Per-device memory: emulated allocators, or CuPy's pool watched for statistics on a GPU."""
 from __future__ import annotations
 
+import os
 import threading
 
 from .allocator import DeviceAllocator, OutOfMemoryError
@@ -67,5 +68,11 @@ class MemoryManager:
         a = self.allocators
         return a[index] if a is not None else None
 
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+        for a in self.allocators or ():
+            a.after_fork_in_child()
+
 
 memory = MemoryManager()
+os.register_at_fork(after_in_child=memory._after_fork_in_child)

@@ -19,15 +19,16 @@ class NpuRuntimeError(RuntimeError):
     pass
 
 
-def _cuda_device_count() -> int:
-    """Usable CUDA devices through CuPy, or 0 (CuPy absent, no driver, no GPU)."""
+def _cuda_device_count() -> tuple[int, str]:
+    """Usable CUDA devices through CuPy and, when there are none, why (CuPy absent, no driver, no GPU)."""
     if importlib.util.find_spec("cupy") is None:
-        return 0
+        return 0, "CuPy is not installed"
     try:
         import cupy
-        return int(cupy.cuda.runtime.getDeviceCount())
-    except Exception:
-        return 0
+        n = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as e:  # CuPy without a driver or a GPU raises from the query: that means emulation
+        return 0, f"CuPy cannot reach a GPU: {type(e).__name__}: {e}"
+    return n, "" if n > 0 else "CuPy reports 0 GPUs"
 
 
 class _ThreadState(threading.local):
@@ -45,6 +46,7 @@ class Runtime:
         self._init_hooks = []
         self._pending = []      # one-shot work queued before init (seeds)
         self._cuda_count = None
+        self._probe_error = ""   # why a forced-cuda probe failed: later calls fail the same way, without probing
 
     # --- configuration and mode -------------------------------------------------------------
     @property
@@ -58,17 +60,20 @@ class Runtime:
         if self.mode is not None:
             return self.mode
         with self._lock:
+            if self._probe_error:
+                raise NpuRuntimeError(self._probe_error)
             if self.mode is None:
                 wanted = self.config.backend
                 if wanted == "emulation":
                     self.mode = "emulation"
                 else:
-                    n = _cuda_device_count()
+                    n, why = _cuda_device_count()
                     if n == 0 and wanted == "cuda":
-                        raise NpuRuntimeError(
-                            "NPUSIM_BACKEND=cuda, but no usable NVIDIA GPU was found through CuPy (is cupy "
-                            "installed for this CUDA version, and is a GPU visible?). Unset NPUSIM_BACKEND or set "
-                            "it to 'emulation' to run on the emulated npu.")
+                        self._probe_error = (
+                            f"NPUSIM_BACKEND=cuda, but no usable NVIDIA GPU was found through CuPy ({why}). Install "
+                            "cupy for this CUDA version and make a GPU visible, or unset NPUSIM_BACKEND (or set it "
+                            "to 'emulation') to run on the emulated npu.")
+                        raise NpuRuntimeError(self._probe_error)
                     self._cuda_count = n
                     self.mode = "cuda" if n > 0 else "emulation"
         return self.mode

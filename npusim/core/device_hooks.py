@@ -74,19 +74,20 @@ def _refresh_device_objects():
     _FACTORIES.clear()
 
 
-# device -> storage factory for devices whose new arrays must be reported (None: none)
+# id(device) -> storage factory for devices whose new arrays must be reported (None: none). Devices are
+# interned and never freed, so their ids are stable keys, and hashing an int is cheaper than a device.
 _FACTORIES: dict = {}
 
 
 def storage_factory(dev):
     """The function that makes the storage of a new array on ``dev``, or None."""
     try:
-        return _FACTORIES[dev]
+        return _FACTORIES[id(dev)]
     except KeyError:
         h = _HOOKS.get(dev._type)
         f = h.storage_factory(dev) if (h is not None and h.tracks_storage) else None
         if f is not None or (h is not None and getattr(h, "initialized", True)):
-            _FACTORIES[dev] = f
+            _FACTORIES[id(dev)] = f
         return f
 
 

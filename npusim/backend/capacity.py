@@ -1,0 +1,311 @@
+"""Capacity checks before npu kernels whose result can outgrow their inputs.
+
+In emulation NumPy allocates a kernel's result before the allocator sees it, so
+an outer product of two 100k vectors would first take 37 GiB of host memory and
+only then fail the device's accounting. The npu registers the kernels of such
+ops wrapped in a check: a cheap *lower bound* of the result's bytes (the
+broadcast shape, the matmul shape, the repeated size...) is compared with the
+device's free memory first, and an oversized request raises OutOfMemoryError
+before NumPy allocates anything. Being a lower bound, the check never refuses a
+result that would fit; the exact accounting still happens when the result's
+storage is made. Small inputs skip the arithmetic (one multiplication).
+
+In cuda mode CuPy's own allocation fails cleanly, so the checks step aside.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+
+import numpy as np
+
+from ..core.tensor import Tensor
+from .memory import memory
+
+# Results below this many bytes are never worth checking early: NumPy making them is harmless.
+_EARLY = 1 << 20
+_WIDEST = 16    # the largest itemsize (complex128): bounds a result's bytes from above before any shape math
+
+
+def _floor_itemsize(a) -> int:
+    """A lower bound of the itemsize of results computed from ``a`` (complex inputs may give real results)."""
+    dt = a.dtype
+    return dt.itemsize // 2 if dt.kind == "c" else dt.itemsize
+
+
+def _tensors(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            yield v
+        elif isinstance(v, (list, tuple)):
+            for w in v:
+                if isinstance(w, Tensor):
+                    yield w
+
+
+def _device_of(values):
+    for t in _tensors(values):
+        if t._device.type != "cpu":
+            return t._device
+    return None
+
+
+# --- lower bounds of result bytes, per kind of op (0: nothing worth checking) ----------------------------------
+# A bound may raise on bad arguments (TypeError, IndexError...): the check then steps aside and the kernel
+# raises torch's error for them.
+
+def _broadcast(args, kwargs, bool_result=False) -> int:
+    """Elementwise ops: the broadcast of every tensor input (not ``out``)."""
+    shapes, upper, item = [], 1, 8
+    for t in _tensors(args):
+        a = t._a
+        shapes.append(a.shape)
+        upper *= max(a.size, 1)
+        item = min(item, _floor_itemsize(a))
+    if upper * _WIDEST <= _EARLY:
+        return 0
+    out = kwargs.get("out")
+    if isinstance(out, Tensor):
+        item = min(item, _floor_itemsize(out._a))
+    return math.prod(np.broadcast_shapes(*shapes)) * (1 if bool_result else item)
+
+
+def _matmul(args, kwargs) -> int:
+    """``mm``/``bmm``/``matmul`` (self, other) and ``addmm``/``baddbmm`` (input, m1, m2): batch x n x p."""
+    a, b = (args[1], args[2]) if len(args) > 2 and isinstance(args[2], Tensor) else (args[0], args[1])
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return 0
+    sa, sb = a._a.shape, b._a.shape
+    if max(a._a.size, 1) * max(b._a.size, 1) * _WIDEST <= _EARLY or not sa or not sb:
+        return 0
+    n = sa[-2] if len(sa) >= 2 else 1
+    p = sb[-1] if len(sb) >= 2 else 1
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    return math.prod(batch) * n * p * min(_floor_itemsize(a._a), _floor_itemsize(b._a))
+
+
+def _outer(args, kwargs) -> int:
+    a, b = args[0], args[1]
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return 0
+    return a._a.size * b._a.size * min(_floor_itemsize(a._a), _floor_itemsize(b._a))
+
+
+def _same_as_self(args, kwargs, itemsize=None) -> int:
+    """Unary ops and copies: ``self``'s elements as it is viewed (an expanded view materialises them all).
+
+    ``itemsize`` is given for ops whose result dtype may be narrower than the input's (a bool result,
+    a ``dtype=`` argument).
+    """
+    a = args[0]
+    if not isinstance(a, Tensor):
+        return 0
+    a = a._a
+    return a.size * (itemsize or _floor_itemsize(a))
+
+
+def _repeat(args, kwargs) -> int:
+    """``repeat(self, repeats)`` and ``tile(self, dims)``: self's elements times the product of the counts."""
+    a, counts = args[0]._a, args[1]
+    times = math.prod(int(c) for c in counts)
+    return a.size * max(times, 0) * _floor_itemsize(a)
+
+
+def _repeat_interleave(args, kwargs) -> int:
+    if len(args) < 2:
+        return 0    # repeat_interleave(repeats): the result is indices, bounded by the repeats' sum
+    a, repeats = args[0]._a, args[1]
+    if isinstance(repeats, Tensor):
+        r = repeats._a
+        if r.size != 1:
+            dim = args[2] if len(args) > 2 else kwargs.get("dim")
+            rows = a.size // max(a.shape[dim], 1) if dim is not None and a.ndim else 1
+            return int(np.sum(r, dtype=np.int64)) * rows * _floor_itemsize(a)
+        repeats = r.reshape(-1)[0]
+    return a.size * max(int(repeats), 0) * _floor_itemsize(a)
+
+
+def _index_select(args, kwargs) -> int:
+    """``index_select(self, dim, index)``: self's rows along ``dim`` replaced by the index's length."""
+    a, dim, index = args[0]._a, args[1], args[2]
+    if not isinstance(index, Tensor) or not isinstance(dim, int) or a.ndim == 0 or not -a.ndim <= dim < a.ndim:
+        return 0
+    return a.size // max(a.shape[dim], 1) * index._a.size * _floor_itemsize(a)
+
+
+def _gather(args, kwargs) -> int:
+    """``gather(self, dim, index)``: the index's shape."""
+    index = args[2]
+    return index._a.size * _floor_itemsize(args[0]._a) if isinstance(index, Tensor) else 0
+
+
+def _embedding(args, kwargs) -> int:
+    weight, indices = args[0]._a, args[1]
+    if weight.ndim != 2 or not isinstance(indices, Tensor):
+        return 0
+    return indices._a.size * weight.shape[1] * _floor_itemsize(weight)
+
+
+def _one_hot(args, kwargs) -> int:
+    classes = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
+    if not isinstance(classes, int) or classes <= 0:
+        return 0
+    return args[0]._a.size * classes * 8
+
+
+def _joined(args, kwargs) -> int:
+    """``cat``/``stack``: every input's elements."""
+    ts = list(_tensors(args[:1]))
+    if not ts:
+        return 0
+    return sum(t._a.size for t in ts) * min(_floor_itemsize(t._a) for t in ts)
+
+
+def _padded(args, kwargs) -> int:
+    """``constant_pad_nd(self, pad)``: pads (before, after) the last dimensions, last first."""
+    a, pad = args[0]._a, args[1]
+    shape = list(a.shape)
+    for i in range(min(len(pad) // 2, len(shape))):
+        shape[-1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
+    return math.prod(max(s, 0) for s in shape) * _floor_itemsize(a)
+
+
+def _upsampled(args, kwargs) -> int:
+    """``upsample_*2d(self, output_size, ...)``: N x C x output height x output width."""
+    a, size = args[0]._a, args[1] if len(args) > 1 else kwargs.get("output_size")
+    if a.ndim != 4 or size is None or len(size) != 2:
+        return 0
+    return a.shape[0] * a.shape[1] * max(int(size[0]), 0) * max(int(size[1]), 0) * _floor_itemsize(a)
+
+
+_UNARY_BOOL_RESULT = ("isfinite", "isinf", "isnan", "logical_not", "signbit")
+_SAME_SHAPE = ("clone", "contiguous", "flip", "roll", "tril", "triu", "_softmax", "_log_softmax", "elu", "gelu",
+               "silu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "log_sigmoid", "logit", "mish",
+               "softplus", "threshold")
+_SAME_SHAPE_ANY_DTYPE = ("cumsum", "cumprod", "softmax", "log_softmax")     # they take a dtype= argument
+_BOOL_RESULT = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
+_BROADCASTING = ("add", "sub", "mul", "div", "rsub", "pow", "remainder", "fmod", "floor_divide", "maximum",
+                 "minimum", "max.other", "min.other", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "lerp",
+                 "where", "clamp", "clamp_min", "clamp_max", "addcmul", "addcdiv")
+
+# op (every overload of it) or "op.overload" -> lower bound of its result bytes
+BOUNDS = {
+    **{name: _broadcast for name in _BROADCASTING},
+    **{name: functools.partial(_broadcast, bool_result=True) for name in _BOOL_RESULT},
+    **{name: _matmul for name in ("mm", "bmm", "matmul", "addmm", "baddbmm")},
+    "outer": _outer,
+    **{name: _same_as_self for name in _SAME_SHAPE},
+    **{name: functools.partial(_same_as_self, itemsize=1) for name in _UNARY_BOOL_RESULT + _SAME_SHAPE_ANY_DTYPE},
+    "repeat": _repeat, "tile": _repeat, "repeat_interleave": _repeat_interleave,
+    "index_select": _index_select, "gather": _gather, "embedding": _embedding, "one_hot": _one_hot,
+    "cat": _joined, "stack": _joined, "constant_pad_nd": _padded,
+    "upsample_nearest2d": _upsampled, "upsample_bilinear2d": _upsampled,
+}
+
+
+def _bound_of(name, kernel):
+    bound = BOUNDS.get(name) or BOUNDS.get(name.split(".")[0])
+    if bound is None and getattr(kernel, "__module__", "") == "npusim.native.unary":
+        bound = _same_as_self   # every unary math op: one result element per input element
+    return bound
+
+
+def _check(bound, args, kwargs) -> None:
+    try:
+        nbytes = bound(args, kwargs)
+    except (TypeError, ValueError, IndexError, AttributeError, OverflowError):
+        return  # bad arguments: the kernel raises torch's error for them
+    if nbytes > _EARLY:
+        dev = _device_of(args)
+        alloc = memory.emulated(dev.index) if dev is not None else None
+        if alloc is not None:
+            alloc.check(nbytes)
+
+
+# Every npu call of these ops pays the wrapper, so it is generated with the kernel's own signature (no
+# *args/**kwargs packing) and its common small case costs an attribute read or two and a comparison: the
+# product of the sizes of the leading ``gate`` tensor arguments bounds the result's elements from above, and
+# only a product past _EARLY_ELEMENTS computes the real bound. Gate 0 checks on every call (rare ops).
+_EARLY_ELEMENTS = _EARLY // _WIDEST
+
+_TEMPLATE = """
+def _make(_kernel, _bound, _check, _early, {defaults}):
+    def kernel_with_capacity_check({params}):
+{gate}        return _kernel({call})
+    return kernel_with_capacity_check
+"""
+
+
+def _checked(kernel, bound, gate: int):
+    """``kernel`` preceded by the capacity check of ``bound``, gated by its first ``gate`` arguments."""
+    sig = inspect.signature(kernel)
+    defaults = {}
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) for p in sig.parameters.values()):
+        # a kernel that forwards its arguments: so does the wrapper
+        params = call = "*args, **kwargs"
+        args, kwargs = "args", "kwargs"
+        gated = [f"(args[{i}] if len(args) > {i} else None)" for i in range(gate)]
+    else:
+        params, call, positional, keyword, star = [], [], [], [], False
+        for i, p in enumerate(sig.parameters.values()):
+            if p.kind is p.KEYWORD_ONLY and not star:
+                params.append("*")
+                star = True
+            if p.default is p.empty:
+                params.append(p.name)
+            else:
+                defaults[f"_default{i}"] = p.default
+                params.append(f"{p.name}=_default{i}")
+            if p.kind is p.KEYWORD_ONLY:
+                call.append(f"{p.name}={p.name}")
+                keyword.append(f"{p.name!r}: {p.name}")
+            else:
+                call.append(p.name)
+                positional.append(p.name)
+        params, call = ", ".join(params), ", ".join(call)
+        args, kwargs = f"({', '.join(positional)},)", f"{{{', '.join(keyword)}}}"
+        gated = positional[:gate]
+    if gate == 0:
+        body = f"        _check(_bound, {args}, {kwargs})\n"
+    else:
+        sizes = " * ".join(f"getattr(getattr({n}, '_a', None), 'size', 1)" for n in gated)
+        body = f"        if {sizes} > _early:\n            _check(_bound, {args}, {kwargs})\n"
+    src = _TEMPLATE.format(params=params, call=call, gate=body,
+                           defaults=", ".join(defaults) or "_unused=None")
+    namespace: dict = {}
+    # its globals name this module, so frames of the wrapper count as npusim's own (e.g. for warnings)
+    exec(compile(src, f"<capacity check {kernel.__qualname__}>", "exec"), {"__name__": __name__}, namespace)
+    wrapper = namespace["_make"](kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
+    functools.update_wrapper(wrapper, kernel)
+    return wrapper
+
+
+_TERNARY = ("lerp", "where", "clamp", "addcmul", "addcdiv")
+
+
+def _gate_for(name, bound) -> int:
+    base = name.split(".")[0]
+    func = bound.func if isinstance(bound, functools.partial) else bound
+    if func is _same_as_self:
+        return 1
+    if func is _outer or func is _matmul and base in ("mm", "bmm", "matmul"):
+        return 2
+    if func is _broadcast and base not in _TERNARY:
+        return 2
+    return 0
+
+
+def with_capacity_checks(kernels: dict) -> dict:
+    """The kernel table with the kernels of ops that can outgrow their inputs wrapped in a capacity check.
+
+    In-place overloads (``add_``) write into an existing tensor and stay as they are.
+    """
+    out = dict(kernels)
+    for name, fn in kernels.items():
+        if name.split(".")[0].endswith("_"):
+            continue
+        bound = _bound_of(name, fn)
+        if bound is not None:
+            out[name] = _checked(fn, bound, _gate_for(name, bound))
+    return out

@@ -1,0 +1,123 @@
+"""CuPy specialisations of a few hot npu ops, used only when the npu runs on a GPU.
+
+The generic kernels (written once against the array namespace) already run on
+CuPy arrays; these replace a handful where one fused GPU pass beats a chain of
+array calls: ``add`` with ``alpha`` (x + alpha*y without a temporary),
+``sigmoid``, ``gelu`` (exact and tanh) and the 2-norm of a whole tensor (one
+reduction of squares). Each kernel is declared in a few lines
+(ElementwiseKernel / ReductionKernel), built once when the runtime starts in
+cuda mode (CuPy compiles on first use and caches the binary), and takes only
+the plain case: float16/32/64 C-contiguous inputs on one device; anything else
+goes to the generic kernel, which owns type promotion and errors.
+
+``HotKernels`` registers the generic kernels of these overloads on a library
+of their own at import, and swaps in the CuPy versions when the runtime
+initialises in cuda mode; in emulation nothing changes and nothing is paid.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core.tensor import Tensor
+from ..library import Library
+from ..native import common as C
+
+HOT_OPS = ("add.Tensor", "sigmoid", "gelu", "linalg_vector_norm")
+
+# float16 and float32 compute in float, float64 in double (torch's opmath types)
+_PREAMBLE = """
+template <typename T> struct npusim_opmath { typedef float type; };
+template <> struct npusim_opmath<double> { typedef double type; };
+"""
+_FLOATS = ("float16", "float32", "float64")
+
+
+def _plain(a) -> bool:
+    return a.dtype.name in _FLOATS and a.flags.c_contiguous
+
+
+class _Built:
+    """The CuPy kernels, declared once."""
+
+    def __init__(self, cupy):
+        ek, rk = cupy.ElementwiseKernel, cupy.ReductionKernel
+        self.add_alpha = ek("T x, T y, S alpha", "T z",
+                            "typedef typename npusim_opmath<T>::type A; z = (T)((A)x + (A)alpha * (A)y);",
+                            "npusim_add_alpha", preamble=_PREAMBLE)
+        self.sigmoid = ek("T x", "T y",
+                          "typedef typename npusim_opmath<T>::type A; y = (T)(A(1) / (A(1) + exp(-(A)x)));",
+                          "npusim_sigmoid", preamble=_PREAMBLE)
+        self.gelu = ek("T x", "T y",
+                       "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
+                       f"y = (T)(A(0.5) * v * (A(1) + erf(v * A({math.sqrt(0.5)!r}))));",
+                       "npusim_gelu", preamble=_PREAMBLE)
+        self.gelu_tanh = ek("T x", "T y",
+                            "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
+                            f"A inner = A({math.sqrt(2.0 / math.pi)!r}) * (v + A(0.044715) * v * v * v); "
+                            "y = (T)(A(0.5) * v * (A(1) + tanh(inner)));",
+                            "npusim_gelu_tanh", preamble=_PREAMBLE)
+        # float32/float64 only: CuPy accumulates in the input type
+        self.l2norm = rk("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "npusim_l2norm")
+
+
+def specialised(generic: dict, cupy) -> dict:
+    """CuPy versions of HOT_OPS that fall back to ``generic[name]`` outside their plain case."""
+    k = _Built(cupy)
+    np_alpha = {"float16": cupy.float32, "float32": cupy.float32, "float64": cupy.float64}
+    g_add, g_sigmoid = generic["add.Tensor"], generic["sigmoid"]
+    g_gelu, g_norm = generic["gelu"], generic["linalg_vector_norm"]
+
+    def add(self, other, alpha=1):
+        if (alpha.__class__ in (int, float) and alpha != 1 and self.__class__ is Tensor
+                and other.__class__ is Tensor and self._device is other._device):
+            a, b = self._a, other._a
+            if a.dtype == b.dtype and _plain(a) and _plain(b) and a.shape == b.shape:
+                return C.make(k.add_alpha(a, b, np_alpha[a.dtype.name](alpha)), self._device)
+        return g_add(self, other, alpha)
+
+    def sigmoid(self):
+        a = self._a
+        if _plain(a):
+            return C.make(k.sigmoid(a), self._device)
+        return g_sigmoid(self)
+
+    def gelu(self, *, approximate="none"):
+        a = self._a
+        if _plain(a) and approximate in ("none", "tanh"):
+            fn = k.gelu if approximate == "none" else k.gelu_tanh
+            return C.make(fn(a), self._device)
+        return g_gelu(self, approximate=approximate)
+
+    def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
+        a = self._a
+        if (ord.__class__ in (int, float) and ord == 2 and dim is None and not keepdim and dtype is None
+                and a.dtype.name in ("float32", "float64") and a.flags.c_contiguous and a.size):
+            return C.make(k.l2norm(a), self._device)
+        return g_norm(self, ord, dim, keepdim, dtype=dtype)
+
+    return {"add.Tensor": add, "sigmoid": sigmoid, "gelu": gelu, "linalg_vector_norm": linalg_vector_norm}
+
+
+class HotKernels:
+    """The npu kernels of HOT_OPS: generic ones at import, CuPy ones once the runtime starts on a GPU."""
+
+    def __init__(self, generic: dict):
+        self.generic = {name: generic[name] for name in HOT_OPS}
+        self.active = self.generic
+        self._lib = self._register(self.generic)
+
+    @staticmethod
+    def _register(kernels: dict) -> Library:
+        lib = Library("aten", "IMPL")
+        for name, fn in kernels.items():
+            lib.impl(name, fn, "PrivateUse1")
+        return lib
+
+    def on_runtime_init(self, runtime) -> None:
+        if runtime.mode != "cuda" or self.active is not self.generic:
+            return
+        import cupy
+        kernels = specialised(self.generic, cupy)
+        self._lib._destroy()    # no override warning: the generic registrations are gone first
+        self._lib = self._register(kernels)
+        self.active = kernels
