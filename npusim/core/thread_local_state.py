@@ -16,8 +16,12 @@ device of the PrivateUse1 backend are registered below.
 """
 from __future__ import annotations
 
-from . import record_function
+from . import dispatch_tls, record_function
+from .autograd import grad_mode as _grad_mode
 from .debug_info import ThreadLocalDebugInfo
+from .device import PRIVATEUSE1, device, privateuse1_backend_name
+from .device_guard import get_guard_impl
+from .device_hooks import get_device_hooks
 
 
 class ThreadLocalState:
@@ -85,29 +89,28 @@ class ThreadLocalStateGuard:
 # --- the framework's own per-thread state ---------------------------------------------------------------
 
 def _capture_grad_mode():
-    from .autograd.grad_mode import tls
-    return tls.enabled, tls.inference
+    t = _grad_mode.tls
+    return t.enabled, t.inference
 
 
 def _restore_grad_mode(value):
-    from .autograd.grad_mode import tls
-    prev = tls.enabled, tls.inference
-    tls.enabled, tls.inference = value
+    t = _grad_mode.tls
+    prev = t.enabled, t.inference
+    t.enabled, t.inference = value
     return prev
 
 
 def _capture_dispatch_keys():
-    from .dispatch_tls import tls
-    return tls.included, tls.excluded
+    t = dispatch_tls.tls
+    return t.included, t.excluded
 
 
 def _restore_dispatch_keys(value):
     """Install included/excluded key sets; a thread with any set holds one reason for the slow dispatch path."""
-    from . import dispatch_tls
-    tls = dispatch_tls.tls
-    prev = tls.included, tls.excluded
+    t = dispatch_tls.tls
+    prev = t.included, t.excluded
     if value != prev:
-        tls.included, tls.excluded = value
+        t.included, t.excluded = value
         had, has = prev != (0, 0), value != (0, 0)
         if has and not had:
             dispatch_tls.enter_slow()
@@ -116,34 +119,42 @@ def _restore_dispatch_keys(value):
     return prev
 
 
-def _autocast_types():
-    from .device import privateuse1_backend_name
-    return ("cpu", "cuda", privateuse1_backend_name())
+_autocast_module = None
+
+
+def _autocast():
+    """autocast_state, imported on first use (it needs the whole tensor machinery)."""
+    global _autocast_module
+    if _autocast_module is None:
+        from . import autocast_state
+        _autocast_module = autocast_state
+    return _autocast_module
 
 
 def _capture_autocast():
-    """(per device type: enabled, dtype), cache enabled — read through autocast's public functions."""
-    from . import autocast_state as A
-    return (tuple((t, A.is_autocast_enabled(t), A.get_autocast_dtype(t)) for t in _autocast_types()),
-            A.is_autocast_cache_enabled())
+    """Per device type (enabled, dtype) and whether the cache is on, read through autocast's public functions.
+
+    Whether any type is enabled is one bit field; only then is each type asked."""
+    A = _autocast()
+    types = ("cpu", "cuda", privateuse1_backend_name())
+    enabled = tuple(A.is_autocast_enabled(t) for t in types) if dispatch_tls.tls.autocast else (False,) * 3
+    return types, enabled, tuple(A.get_autocast_dtype(t) for t in types), A.is_autocast_cache_enabled()
 
 
 def _restore_autocast(value):
-    from . import autocast_state as A
     prev = _capture_autocast()
     if value != prev:
-        per_type, cache = value
-        for t, enabled, dt in per_type:
+        A = _autocast()
+        types, enabled, dtypes, cache = value
+        for t, on, dt in zip(types, enabled, dtypes):
             A.set_autocast_dtype(t, dt)
-            A.set_autocast_enabled(t, enabled)
+            A.set_autocast_enabled(t, on)
         A.set_autocast_cache_enabled(cache)
     return prev
 
 
 def _capture_current_device():
     """The PrivateUse1 backend's current device index in this thread, asked through its hooks (None: no backend)."""
-    from .device import PRIVATEUSE1
-    from .device_hooks import get_device_hooks
     hooks = get_device_hooks(PRIVATEUSE1)
     return None if hooks is None else hooks.current_device()
 
@@ -151,8 +162,6 @@ def _capture_current_device():
 def _restore_current_device(index):
     prev = _capture_current_device()
     if index is not None and prev is not None and index != prev:
-        from .device import PRIVATEUSE1, device, privateuse1_backend_name
-        from .device_guard import get_guard_impl
         get_guard_impl(PRIVATEUSE1).unchecked_set_device(device(privateuse1_backend_name(), index))
     return prev
 

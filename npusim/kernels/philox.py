@@ -1,53 +1,120 @@
 """Counter-based random numbers (Philox4x64-10), identical on every array module.
 
-A draw is a function of (key, counter): value ``j`` of a draw that starts at
-counter block ``c`` is word ``j % 4`` of ``philox(c + 1 + j // 4, key)``,
+A draw is a function of (key, counter): raw 64-bit word ``j`` of a draw that
+starts at counter block ``c`` is word ``j % 4`` of ``philox(c + 1 + j // 4, key)``,
 exactly the stream NumPy's C ``Philox`` bit generator produces after its
-counter is set to ``c``. On the host NumPy's C generator makes it; on a GPU a
-CuPy kernel evaluates the same formula per element. Every distribution here
-turns that stream into values with fixed consumption and exact integer
-arithmetic (uniform, integer, permutation, Bernoulli: bitwise equal
-everywhere), or with float64 transcendental math rounded once to the output
-dtype (normal, exponential: equal up to the ulps where math libraries differ).
+counter is set to ``c``. On the host NumPy's C generator makes the words (in
+parallel chunks for large draws: any block can be computed on its own); on a
+GPU a CuPy kernel evaluates the same formula per element.
 
-Each function returns ``(array, blocks)``: ``blocks`` is how many counter
+Every distribution turns the words into values with a fixed consumption:
+
+- uniform, integer, permutation and Bernoulli draws use exact integer
+  arithmetic or exactly rounded IEEE operations: bitwise equal everywhere;
+- normal and exponential draws go through float64 ``log``/``sqrt``/``sin``/``cos``,
+  rounded once to the output dtype: equal up to the few ulps in which the math
+  libraries differ (docs/random.md gives the measured bound).
+
+Each distribution returns ``(array, blocks)``: ``blocks`` is how many counter
 blocks the draw used, by which the caller advances the generator's offset.
+The ``*_from_raw`` functions are the device formulas over raw words; the host
+path must agree with them bit for bit (the tests check it).
 """
 from __future__ import annotations
 
+import math
+import threading
+
 import numpy as np
 
+from . import parallel
 from .array_api import BFLOAT16
 
 _U64 = np.uint64
 _MASK32 = np.uint64(0xFFFFFFFF)
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+_WORDS_PER_BLOCK = 4
+_TWO_PI = 2.0 * math.pi
+_MANTISSA_BITS = {np.dtype(np.float16): 11, BFLOAT16: 8}
 
 
-def _blocks(n_u64: int) -> int:
-    return -(-n_u64 // 4)
+def _blocks(n_words: int) -> int:
+    return -(-n_words // _WORDS_PER_BLOCK)
 
 
-# --- the raw stream -----------------------------------------------------------------------------
+def _size(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
-def _np_generator(key: int, counter: int) -> np.random.Generator:
-    bg = np.random.Philox(key=np.array([key & 0xFFFFFFFFFFFFFFFF, 0], dtype=np.uint64),
-                          counter=np.array([counter & 0xFFFFFFFFFFFFFFFF, 0, 0, 0], dtype=np.uint64))
-    return np.random.Generator(bg)
+
+# --- the raw stream on the host -------------------------------------------------------------------
+
+class _HostGenerators(threading.local):
+    """One NumPy Philox per thread, repositioned for each draw (building one costs ~20 us)."""
+
+    def __init__(self):
+        self.bit_generator = np.random.Philox(key=np.zeros(2, dtype=np.uint64))
+        self.generator = np.random.Generator(self.bit_generator)
+        self.key = np.zeros(2, dtype=np.uint64)
+        self.counter = np.zeros(4, dtype=np.uint64)
+        self.state = {"bit_generator": "Philox", "state": {"counter": self.counter, "key": self.key},
+                      "buffer": np.zeros(4, dtype=np.uint64), "buffer_pos": 4, "has_uint32": 0, "uinteger": 0}
+
+
+_host = _HostGenerators()
+
+
+def _host_generator(key: int, counter: int) -> np.random.Generator:
+    """This thread's NumPy generator, positioned at counter block ``counter`` of stream ``key``."""
+    h = _host
+    h.key[0] = key & _MASK64
+    h.counter[0] = counter & _MASK64
+    h.bit_generator.state = h.state
+    return h.generator
+
+
+# Large draws run on the framework's intra-op threads (``kernels.parallel``), in pieces that start on a
+# counter block; each thread works through its piece in cache-sized chunks (NumPy's generators and
+# ufuncs release the GIL, so the pieces run at the same time).
+_CHUNK = 1 << 18
+
+
+def _chunked(n: int, per_block: int, work) -> None:
+    """Run ``work(start, stop, block)`` over [0, n) in chunks aligned to counter blocks.
+
+    ``per_block`` is how many values one counter block feeds; chunk ``start`` values
+    begin at block ``start // per_block``, so the chunks together give exactly the
+    values of one sequential draw.
+    """
+    step = _CHUNK - _CHUNK % per_block
+
+    def piece(start, stop):
+        for s in range(start, stop, step):
+            work(s, min(s + step, stop), s // per_block)
+    parallel.for_ranges(n, per_block, piece)
 
 
 def raw_uint64(xp, key: int, counter: int, n: int):
     """``n`` raw 64-bit words of the stream starting at ``counter`` (uint64 array)."""
     if xp is np:
-        return _np_generator(key, counter).integers(0, 2 ** 64 - 1, size=n, endpoint=True, dtype=np.uint64)
+        out = np.empty(n, dtype=np.uint64)
+
+        def work(s, e, b):
+            out[s:e] = _host_generator(key, counter + b).bit_generator.random_raw(e - s)
+        _chunked(n, _WORDS_PER_BLOCK, work)
+        return out
     from .cupy_philox import philox_raw
     return philox_raw(key, counter, n)
 
 
+# --- the specification, in NumPy (checked against NumPy's C generator in the tests) -----------------
+
 def philox4x64_reference(key: int, counters: np.ndarray) -> np.ndarray:
     """Philox4x64-10 of each counter (low word only, other words 0) with key (key, 0): shape (n, 4).
 
-    Pure NumPy, element-parallel: the specification the GPU kernel follows,
-    checked in the tests against NumPy's C generator.
+    Pure NumPy, element-parallel: the formula the GPU kernel evaluates.
     """
     m0, m1 = 0xD2E7470EE14C6C93, 0xCA5A826395121157
     w0, w1 = 0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B
@@ -55,7 +122,7 @@ def philox4x64_reference(key: int, counters: np.ndarray) -> np.ndarray:
     c1 = np.zeros_like(c0)
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
-    k0, k1 = key & 0xFFFFFFFFFFFFFFFF, 0
+    k0, k1 = key & _MASK64, 0
 
     def mulhilo(a: int, b: np.ndarray):
         a_lo, a_hi = np.uint64(a & 0xFFFFFFFF), np.uint64(a >> 32)
@@ -72,8 +139,8 @@ def philox4x64_reference(key: int, counters: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         for r in range(10):
             if r:
-                k0 = (k0 + w0) & 0xFFFFFFFFFFFFFFFF
-                k1 = (k1 + w1) & 0xFFFFFFFFFFFFFFFF
+                k0 = (k0 + w0) & _MASK64
+                k1 = (k1 + w1) & _MASK64
             hi0, lo0 = mulhilo(m0, c0)
             hi1, lo1 = mulhilo(m1, c2)
             c0, c1, c2, c3 = hi1 ^ c1 ^ np.uint64(k0), lo1, hi0 ^ c3 ^ np.uint64(k1), lo0
@@ -85,100 +152,182 @@ def raw_uint64_reference(key: int, counter: int, n: int) -> np.ndarray:
     return philox4x64_reference(key, blocks).reshape(-1)[:n]
 
 
-# --- distributions ----------------------------------------------------------------------------------
+# --- device formulas: raw words -> values ------------------------------------------------------------
 
-def _shape_size(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+def unit_float64_from_raw(raw):
+    """[0, 1) doubles with 53 random bits: NumPy's ``random()``."""
+    return (raw >> _U64(11)).astype(np.float64) * (2.0 ** -53)
 
 
-def _uint32_words(raw, n):
-    """The 32-bit words NumPy's next_uint32 hands out: low half of each word, then high half."""
-    xp = np if raw.__class__ is np.ndarray else _xp_of(raw)
+def unit_float32_from_raw(xp, raw, n):
+    """[0, 1) floats with 24 random bits from 32-bit halves (low half first): NumPy's ``random(dtype=float32)``."""
     words = xp.stack([raw & _MASK32, raw >> _U64(32)], axis=-1).reshape(-1)[:n]
-    return words
+    return (words >> _U64(8)).astype(np.float32) * np.float32(2.0 ** -24)
 
 
-def _xp_of(a):
-    from .array_api import namespace_of
-    return namespace_of(a)
+def integers_from_raw(raw, low: int, span: int):
+    """``low + word % span`` with wrap-around uint64 arithmetic, as int64 (span up to 2**64)."""
+    r = raw if span >= 1 << 64 else raw % _U64(span)
+    if low:
+        r += _U64(low & _MASK64)   # raw words are a scratch array: update in place
+    return r.view(np.int64)
 
+
+def permutation_from_raw(xp, raw, n: int):
+    """Sort random keys whose low bits are replaced by the position: keys are distinct, so any sort
+    (NumPy's or CuPy's) gives the same permutation; the low bits of the sorted keys are it."""
+    bits = max(1, (n - 1).bit_length())
+    mask = _U64((1 << bits) - 1)
+    keys = (raw & ~mask) | xp.arange(n, dtype=np.uint64)
+    return xp.sort(keys) & mask
+
+
+def box_muller(xp, u, out, mean, std):
+    """Fill ``out`` with normal values from pairs of [0, 1) doubles ``u``: (r cos t, r sin t).
+
+    Computed in float64 and rounded once into ``out``'s dtype; ``u`` holds at
+    least ``2 * ceil(len(out) / 2)`` values.
+    """
+    n = out.shape[0]
+    radius = xp.subtract(1.0, u[0::2])       # (0, 1]: the log is finite
+    xp.log(radius, out=radius)
+    radius *= -2.0
+    xp.sqrt(radius, out=radius)
+    theta = xp.multiply(u[1::2], _TWO_PI)
+    first = xp.cos(theta)
+    second = xp.sin(theta, out=theta)
+    first *= radius
+    second *= radius
+    if mean != 0.0 or std != 1.0:
+        first *= std
+        first += mean
+        second *= std
+        second += mean
+    out[0::2] = first[:(n + 1) // 2]
+    out[1::2] = second[:n // 2]
+    return out
+
+
+def exponential_from_unit(xp, u, lambd):
+    return -xp.log1p(-u) / lambd
+
+
+def _round_to_half(xp, u32, dtype):
+    """A [0, 1) float32 with 24 random bits cut to the mantissa of float16 / bfloat16 (exactly representable)."""
+    bits = _MANTISSA_BITS[dtype]
+    return xp.floor(u32 * np.float32(2 ** bits)) * np.float32(2.0 ** -bits)
+
+
+def _scale(u, low, high):
+    """``u * (high - low) + low`` in u's precision (two rounded IEEE operations on every device)."""
+    if low == 0.0 and high == 1.0:
+        return u
+    work = u.dtype.type
+    u *= work(high - low)
+    u += work(low)
+    return u
+
+
+# --- distributions -------------------------------------------------------------------------------------
 
 def uniform(xp, key, counter, shape, dtype, low=0.0, high=1.0):
-    """Uniform [low, high) values; the unit draw is exact (24, 53, 11 or 8 random mantissa bits)."""
+    """Uniform [low, high) values; the unit draw is exact (53, 24, 11 or 8 random mantissa bits)."""
     dtype = np.dtype(dtype)
-    n = _shape_size(shape)
-    if dtype == np.float64:
-        if xp is np:
-            u = _np_generator(key, counter).random(n)
+    n = _size(shape)
+    double = dtype == np.float64
+    blocks = _blocks(n if double else -(-n // 2))
+    if xp is not np:
+        raw = raw_uint64(xp, key, counter, n if double else -(-n // 2))
+        u = unit_float64_from_raw(raw) if double else unit_float32_from_raw(xp, raw, n)
+        if dtype in _MANTISSA_BITS:
+            u = _round_to_half(xp, u, dtype)
+        return _scale(u, low, high).astype(dtype, copy=False).reshape(shape), blocks
+    out = np.empty(n, dtype=dtype)
+    per_block = 4 if double else 8
+    work_dtype = np.float64 if double else np.float32
+
+    def work(s, e, b):
+        g = _host_generator(key, counter + b)
+        if dtype == work_dtype:
+            seg = g.random(e - s, dtype=work_dtype, out=out[s:e])
         else:
-            u = (raw_uint64(xp, key, counter, n) >> _U64(11)).astype(np.float64) * 2.0 ** -53
-        blocks = _blocks(n)
-    else:
-        # 32-bit words, two per 64-bit word; the top 24 bits give an exact float32 in [0, 1).
-        if xp is np:
-            u = _np_generator(key, counter).random(n, dtype=np.float32)
-        else:
-            words = _uint32_words(raw_uint64(xp, key, counter, -(-n // 2)), n)
-            u = (words >> _U64(8)).astype(np.float32) * np.float32(2.0 ** -24)
-        blocks = _blocks(-(-n // 2))
-        if dtype == np.float16:
-            u = xp.floor(u * np.float32(2 ** 11)) * np.float32(2.0 ** -11)
-        elif dtype == BFLOAT16:
-            u = xp.floor(u * np.float32(2 ** 8)) * np.float32(2.0 ** -8)
-    u = u.reshape(shape)
-    if low != 0.0 or high != 1.0:
-        work = np.float64 if dtype == np.float64 else np.float32
-        u = u.astype(work, copy=False) * work(high - low) + work(low)
-    return u.astype(dtype, copy=False), blocks
+            seg = g.random(e - s, dtype=work_dtype)
+            if dtype in _MANTISSA_BITS:
+                seg = _round_to_half(np, seg, dtype)
+        seg = _scale(seg, low, high)
+        if seg.dtype != dtype:
+            out[s:e] = seg
+    _chunked(n, per_block, work)
+    return out.reshape(shape), blocks
 
 
 def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0):
     """Box-Muller in float64 from pairs of uniform draws, rounded once to ``dtype``."""
-    n = _shape_size(shape)
-    pairs = -(-n // 2)
-    if xp is np:
-        u = _np_generator(key, counter).random(2 * pairs)
-    else:
-        u = (raw_uint64(xp, key, counter, 2 * pairs) >> _U64(11)).astype(np.float64) * 2.0 ** -53
-    u1 = 1.0 - u[0::2]          # (0, 1]: log is finite
-    u2 = u[1::2]
-    radius = xp.sqrt(-2.0 * xp.log(u1))
-    theta = 2.0 * np.pi * u2
-    z = xp.stack([radius * xp.cos(theta), radius * xp.sin(theta)], axis=-1).reshape(-1)[:n]
-    if mean != 0.0 or std != 1.0:
-        z = z * std + mean
-    return z.reshape(shape).astype(dtype), _blocks(2 * pairs)
+    dtype = np.dtype(dtype)
+    n = _size(shape)
+    n_units = 2 * (-(-n // 2))
+    blocks = _blocks(n_units)
+    if xp is not np:
+        u = unit_float64_from_raw(raw_uint64(xp, key, counter, n_units))
+        return box_muller(xp, u, xp.empty(n, dtype=dtype), mean, std).reshape(shape), blocks
+    out = np.empty(n, dtype=dtype)
+
+    def work(s, e, b):
+        u = _host_generator(key, counter + b).random(2 * (-(-(e - s) // 2)))
+        box_muller(np, u, out[s:e], mean, std)
+    _chunked(n, _WORDS_PER_BLOCK, work)
+    return out.reshape(shape), blocks
 
 
 def integers(xp, key, counter, shape, low, high, dtype):
     """Integers in [low, high): low + (word mod range), as torch's random_from_to (tiny modulo bias)."""
-    n = _shape_size(shape)
-    span = int(high) - int(low)
-    raw = raw_uint64(xp, key, counter, n)
-    r = (raw % _U64(span)).astype(np.int64) if span < 2 ** 63 else raw.view(np.int64)
-    out = (r + np.int64(low)).reshape(shape).astype(dtype, copy=False)
-    return out, _blocks(n)
+    n = _size(shape)
+    low, span = int(low), int(high) - int(low)
+    dtype = np.dtype(dtype)
+    if xp is not np:
+        return integers_from_raw(raw_uint64(xp, key, counter, n), low, span).astype(dtype).reshape(shape), _blocks(n)
+    out = np.empty(n, dtype=dtype)
+
+    def work(s, e, b):
+        out[s:e] = integers_from_raw(_host_generator(key, counter + b).bit_generator.random_raw(e - s), low, span)
+    _chunked(n, _WORDS_PER_BLOCK, work)
+    return out.reshape(shape), _blocks(n)
 
 
 def bernoulli(xp, key, counter, p, shape, dtype):
     """1 where a float64 uniform draw is below p (p: number or array broadcastable to shape)."""
-    n = _shape_size(shape)
-    if xp is np:
-        u = _np_generator(key, counter).random(n)
-    else:
-        u = (raw_uint64(xp, key, counter, n) >> _U64(11)).astype(np.float64) * 2.0 ** -53
-    return (u.reshape(shape) < p).astype(dtype), _blocks(n)
+    n = _size(shape)
+    dtype = np.dtype(dtype)
+    if xp is not np:
+        u = unit_float64_from_raw(raw_uint64(xp, key, counter, n)).reshape(shape)
+        return (u < p).astype(dtype), _blocks(n)
+    out = np.empty(n, dtype=dtype)
+    if isinstance(p, np.ndarray) and p.ndim:
+        p = np.broadcast_to(p, shape).reshape(-1)
+
+    def work(s, e, b):
+        u = _host_generator(key, counter + b).random(e - s)
+        out[s:e] = u < (p[s:e] if isinstance(p, np.ndarray) and p.ndim else p)
+    _chunked(n, _WORDS_PER_BLOCK, work)
+    return out.reshape(shape), _blocks(n)
 
 
 def exponential(xp, key, counter, shape, dtype, lambd=1.0):
-    u, blocks = uniform(xp, key, counter, shape, np.float64)
-    return (-xp.log1p(-u) / lambd).astype(dtype), blocks
+    """-log(1 - u) / lambd in float64 from [0, 1) doubles, rounded once to ``dtype``."""
+    n = _size(shape)
+    dtype = np.dtype(dtype)
+    if xp is not np:
+        u = unit_float64_from_raw(raw_uint64(xp, key, counter, n))
+        return exponential_from_unit(xp, u, lambd).astype(dtype, copy=False).reshape(shape), _blocks(n)
+    out = np.empty(n, dtype=dtype)
+
+    def work(s, e, b):
+        out[s:e] = exponential_from_unit(np, _host_generator(key, counter + b).random(e - s), lambd)
+    _chunked(n, _WORDS_PER_BLOCK, work)
+    return out.reshape(shape), _blocks(n)
 
 
 def permutation(xp, key, counter, n, dtype):
-    """A random permutation: stable argsort of random 64-bit keys."""
+    """A random permutation of range(n)."""
     raw = raw_uint64(xp, key, counter, n)
-    return xp.argsort(raw, kind="stable").astype(dtype, copy=False), _blocks(n)
+    return permutation_from_raw(xp, raw, n).astype(dtype, copy=False), _blocks(n)

@@ -5,6 +5,8 @@ non-negative axes, ``None`` for all of them. Each reduction is one array call
 (or a few for the two-pass statistics); the array methods (``a.sum``) serve
 NumPy and CuPy alike and skip ``np.sum``'s dispatch overhead. 16-bit floats
 accumulate in float32 and round once at the end, as torch's CPU kernels do.
+Large sums, products, means, maxima and minima run in chunks on the intra-op
+threads (``parallel.reduce``).
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import math
 
 import numpy as np
 
+from . import parallel as P
 from .array_api import HALF_TYPES, as_array, namespace_of
 
 _F32 = np.dtype(np.float32)
@@ -31,14 +34,14 @@ def _half_operand(a, dtype):
 def sum_(a, axes, keepdims, dtype):
     """Sum in ``dtype``: the input is cast to ``dtype`` first (torch's ``dtype=``)."""
     if dtype in HALF_TYPES or a.dtype in HALF_TYPES:
-        return _finish(_half_operand(a, dtype).sum(axis=axes, dtype=_F32, keepdims=keepdims), dtype)
-    return _finish(a.sum(axis=axes, dtype=dtype, keepdims=keepdims), dtype)
+        return _finish(P.reduce(np.add, "sum", _half_operand(a, dtype), axes, keepdims, _F32), dtype)
+    return _finish(P.reduce(np.add, "sum", a, axes, keepdims, dtype), dtype)
 
 
 def prod(a, axes, keepdims, dtype):
     if dtype in HALF_TYPES or a.dtype in HALF_TYPES:
-        return _finish(_half_operand(a, dtype).prod(axis=axes, dtype=_F32, keepdims=keepdims), dtype)
-    return _finish(a.prod(axis=axes, dtype=dtype, keepdims=keepdims), dtype)
+        return _finish(P.reduce(np.multiply, "prod", _half_operand(a, dtype), axes, keepdims, _F32), dtype)
+    return _finish(P.reduce(np.multiply, "prod", a, axes, keepdims, dtype), dtype)
 
 
 def reduced_count(shape, axes) -> int:
@@ -52,17 +55,17 @@ def mean(a, axes, keepdims, dtype):
     acc = _F32 if dtype in HALF_TYPES else dtype
     if a.dtype != dtype and dtype in HALF_TYPES:
         a = a.astype(dtype)
-    s = as_array(a.sum(axis=axes, dtype=acc, keepdims=keepdims))
+    s = as_array(P.reduce(np.add, "sum", a, axes, keepdims, acc))
     return _finish(s / acc.type(reduced_count(a.shape, axes)), dtype)
 
 
 def amax(a, axes, keepdims):
     """Max over ``axes``; NaN propagates. Zero-size reductions are refused by the caller."""
-    return as_array(a.max(axis=axes, keepdims=keepdims))
+    return as_array(P.reduce(np.maximum, "max", a, axes, keepdims))
 
 
 def amin(a, axes, keepdims):
-    return as_array(a.min(axis=axes, keepdims=keepdims))
+    return as_array(P.reduce(np.minimum, "min", a, axes, keepdims))
 
 
 def argmax(a, axis, keepdims):

@@ -19,6 +19,7 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor
 from ..kernels import elementwise as K
+from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
@@ -124,7 +125,7 @@ def _to_f32(x):
 
 def _call(fn, a, b, out=None):
     try:
-        return fn(a, b) if out is None else fn(a, b, out=out)
+        return P.binary(fn, a, b, out)  # large operands: split over the intra-op threads
     except ValueError as e:
         if "broadcast" in str(e):
             C.shape_error(a, b)
@@ -218,7 +219,7 @@ def add_(self, other, alpha=1):
 
 def _ufunc_inplace(self, ufunc, b):
     C.check_writable(self)
-    ufunc(self._a, b, out=self._a)
+    P.binary(ufunc, self._a, b, self._a)
     self._bump_version()
 
 

@@ -13,8 +13,10 @@ from ..core import dtype as D
 from ..core.device import CPU
 from ..core.device_hooks import get_device_hooks
 from ..core.storage import array_address, array_root
+from ..core.ops_namespace import aten
 from ..core.tensor import Tensor, resolve_target_device
 from ..kernels import creation as KC
+from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
 from .views import _ints
@@ -248,7 +250,10 @@ def copy_(self, src, non_blocking=False):
 
 def _write(xp, dst, src):
     try:
-        xp.copyto(dst, src, casting="unsafe")
+        if xp is np:
+            P.copyto(dst, src, "unsafe")   # large copies run on the intra-op threads
+        else:
+            xp.copyto(dst, src, casting="unsafe")
     except ValueError as e:
         if "read-only" in str(e):
             C.raise_overlap()
@@ -314,12 +319,11 @@ def resize_(self, size, memory_format=None):
 def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False,
             memory_format=None):
     """``_to_copy``: a new tensor on ``device`` with ``dtype``, filled through ``copy_``."""
-    from ..core.ops_namespace import aten
     dt = self.dtype if dtype is None else dtype
     dev = self._device if device is None else resolve_target_device(device)
     if dev is self._device:
         a = self._a
-        r = a.astype(dt.np, order="K", copy=True)
+        r = P.astype(a, dt.np)
         return C.make(r, dev)
     out = aten.empty_like.default(self, dtype=dt, device=dev, memory_format=memory_format)
     aten.copy_.default(out, self, non_blocking)

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core import dtype as D
 from ..kernels import elementwise as K
+from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
@@ -115,12 +116,19 @@ def _via_float32(ufunc):
     """NumPy lacks fast 16-bit kernels for some transcendental ufuncs: compute in float32."""
     def fn(a, out=None):
         if a.dtype in HALF_TYPES:
-            r = ufunc(a.astype(np.float32)).astype(a.dtype)
+            r = P.unary(ufunc, a.astype(np.float32)).astype(a.dtype)
             if out is not None:
                 out[...] = r
                 return out
             return r
-        return ufunc(a, out=out)
+        return P.unary(ufunc, a, out)
+    return fn
+
+
+def _split(ufunc):
+    """``ufunc`` run over the intra-op threads when its input is large."""
+    def fn(a, out=None):
+        return P.unary(ufunc, a, out)
     return fn
 
 
@@ -137,11 +145,11 @@ FLOAT = {name: make_float_op(_via_float32(fn) if isinstance(fn, np.ufunc) else f
 _NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
              "use the `~` or `logical_not()` operator instead.")
 SAME = {
-    "neg": make_same_op(np.negative, kernel_name="neg_cpu", allow_bool=False, bool_error=_NEG_BOOL),
-    "abs": make_same_op(np.absolute, kernel_name="abs_cpu", allow_bool=False),
-    "floor": make_same_op(np.floor, kernel_name="floor_vml_cpu", allow_bool=False, int_identity=True),
-    "ceil": make_same_op(np.ceil, kernel_name="ceil_vml_cpu", allow_bool=False, int_identity=True),
-    "trunc": make_same_op(np.trunc, kernel_name="trunc_vml_cpu", allow_bool=False, int_identity=True),
+    "neg": make_same_op(_split(np.negative), kernel_name="neg_cpu", allow_bool=False, bool_error=_NEG_BOOL),
+    "abs": make_same_op(_split(np.absolute), kernel_name="abs_cpu", allow_bool=False),
+    "floor": make_same_op(_split(np.floor), kernel_name="floor_vml_cpu", allow_bool=False, int_identity=True),
+    "ceil": make_same_op(_split(np.ceil), kernel_name="ceil_vml_cpu", allow_bool=False, int_identity=True),
+    "trunc": make_same_op(_split(np.trunc), kernel_name="trunc_vml_cpu", allow_bool=False, int_identity=True),
     "sign": make_same_op(K.sign, kernel_name="sign_cpu"),
     "sgn": make_same_op(K.sign, kernel_name="sgn_cpu"),
 }
@@ -155,8 +163,9 @@ def _bitwise_not_fn(a, out=None):
 
 SAME["bitwise_not"] = make_same_op(_bitwise_not_fn, kernel_name="bitwise_not_cpu")
 
-PREDICATES = {"isnan": make_predicate(np.isnan), "isinf": make_predicate(np.isinf),
-              "isfinite": make_predicate(np.isfinite), "logical_not": make_predicate(np.logical_not)}
+PREDICATES = {"isnan": make_predicate(_split(np.isnan)), "isinf": make_predicate(_split(np.isinf)),
+              "isfinite": make_predicate(_split(np.isfinite)),
+              "logical_not": make_predicate(_split(np.logical_not))}
 
 
 def _round_compute(self, decimals):
@@ -191,14 +200,14 @@ def round_inplace(self, decimals=None):
 def square(self):
     if self._a.dtype == np.bool_:
         return C.make(self._a.astype(np.int64), self._device)
-    return C.wrap(np.square(self._a), self._device)
+    return C.wrap(P.unary(np.square, self._a), self._device)
 
 
 def square_(self):
     if self._a.dtype == np.bool_:
         C.check_inplace(self, D.int64, self._a.shape)
     C.check_writable(self)
-    np.square(self._a, out=self._a)
+    P.unary(np.square, self._a, self._a)
     self._bump_version()
     return self
 
@@ -207,7 +216,7 @@ def relu(self):
     a = self._a
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    return C.wrap(np.maximum(a, a.dtype.type(0)), self._device)
+    return C.wrap(P.binary(np.maximum, a, a.dtype.type(0)), self._device)
 
 
 def relu_(self):
@@ -215,7 +224,7 @@ def relu_(self):
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     C.check_writable(self)
-    np.maximum(a, a.dtype.type(0), out=a)
+    P.binary(np.maximum, a, a.dtype.type(0), a)
     self._bump_version()
     return self
 
