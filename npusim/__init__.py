@@ -28,6 +28,7 @@ from .core.memory_format import (  # noqa: F401
 )
 from .core.ops_namespace import ops
 from .core.generator import Generator, default_generator
+from .core.stream import Event, Stream
 from .core.rng import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .core import rng as _rng_module
 from .core.printing import get_printoptions, set_printoptions
@@ -49,11 +50,34 @@ from .core.autograd import (  # noqa: F401
 from . import autograd  # noqa: F401
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
+from .core import parallel_config as _parallel_config, thread_pool as _thread_pool
+from .kernels import parallel as _kernels_parallel
+
+# the array kernels split large ops over core's intra-op pool, sized by the thread setting
+_parallel_config.on_num_threads_change(
+    lambda n: _kernels_parallel.configure(n, _thread_pool.run_intraop, _parallel_config.GRAIN_SIZE))
+from .core.parallel_config import (  # noqa: F401,E402
+    get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads,
+)
+from .core import autocast_cpu_policy as _autocast_cpu_policy  # noqa: F401  (AutocastCPU kernels, as torch's core)
+from .core.autocast_state import (  # noqa: F401
+    autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
+    is_any_autocast_enabled, is_autocast_available, is_autocast_cache_enabled, is_autocast_enabled,
+    set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
+)
 from ._device_module import _register_device_module  # noqa: F401
 from . import utils  # noqa: F401
 from . import nn  # noqa: F401
+from . import optim  # noqa: F401
 from . import backend as _backend  # noqa: F401  (the npu, through the PrivateUse1 extension points)
+from . import amp  # noqa: F401  (the npu's AutocastPrivateUse1 policies, npusim.npu.amp, GradScaler)
+from . import serialization  # noqa: F401  (archives; the npu registered its backend-meta hooks above)
+from .serialization import load, save  # noqa: F401
+from . import _utils  # noqa: F401
 from . import accelerator  # noqa: F401
+from . import profiler  # noqa: F401
+from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
+from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
 
 _dispatcher.device_keys = lambda d: _resolve_keys(d)
 
@@ -69,3 +93,5 @@ def _resolve_keys(d):
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
            "ops", "library", "utils", "UntypedStorage"] + list(_functional_all)
+
+_log_api_usage_once("python.import")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from . import binary as B
 from . import factories as F
 from . import indexing_ops, joining, linalg, random_ops, reductions, sorting
+from . import nn_activation_ops, nn_loss_ops
+from . import nn_conv_ops, nn_norm_ops
 from . import unary as U
 from . import views as V
 
@@ -108,7 +110,8 @@ def _build() -> dict:
         "_local_scalar_dense": F.local_scalar_dense, "resize_": F.resize_,
     })
     # families that keep their own table
-    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops):
+    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, nn_activation_ops, nn_loss_ops,
+                   nn_conv_ops, nn_norm_ops):
         t.update(module.KERNELS)
     return t
 
@@ -127,6 +130,10 @@ KERNELS = _build()
 # explicit ones are kernels in their own right, implicit ones decompose into other ops.
 COMPOSITE = {"_to_copy": F.to_copy}
 COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
+COMPOSITE_IMPLICIT.update(nn_activation_ops.COMPOSITE_IMPLICIT)
+COMPOSITE_IMPLICIT.update(nn_loss_ops.COMPOSITE_IMPLICIT)
+COMPOSITE_IMPLICIT.update(nn_conv_ops.COMPOSITE_IMPLICIT)
+COMPOSITE_IMPLICIT.update(nn_norm_ops.COMPOSITE_IMPLICIT)
 
 
 def register_kernels(lib, key, exclude=()):
