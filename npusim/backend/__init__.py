@@ -62,7 +62,8 @@ _guard_impl.mark_device_generic(_npu_kernels.values())
 _guard_impl.mark_device_generic(COMPOSITE.values())
 _guard_impl.mark_device_generic(COMPOSITE_IMPLICIT.values())
 _guard_impl.mark_device_generic(copy_kernels.KERNELS.values())
-_guard_impl.mark_device_generic([cpu_fallback])    # it copies results to its inputs' device itself
+# The CPU fallback keeps the device guard, even in emulation: user CPU kernels it runs see the inputs'
+# device as current, exactly as they would in cuda mode.
 
 _fallback_lib = Library("_", "IMPL")
 _fallback_lib.fallback(cpu_fallback, "PrivateUse1")
