@@ -5,6 +5,8 @@
 Tiny ops run on 2x2 float32 tensors on the npusim cpu device, in NumPy and in
 torch (when importable); the table shows the median time per call in
 microseconds and the ratios npusim/torch and npusim/numpy (lower is better).
+The last row is a tiny forward and backward pass (mul, sum, backward). The
+same tiny ops on the npu are in bench_npu.py.
 Large ops (a 16M-float add, a 2048x2048 float32 matmul) are reported as
 throughput relative to NumPy (higher is better). An op npusim cannot run yet
 shows "n/a". The whole run takes well under a minute.
@@ -30,7 +32,9 @@ except ImportError:
 
 
 def per_call_us(fn, repeats: int, budget_s: float = 0.05) -> float | None:
-    """Median time of one call in microseconds, or None if ``fn`` cannot run."""
+    """Median time of one call in microseconds, or None if ``fn`` cannot run (or is None)."""
+    if fn is None:
+        return None
     try:
         fn()
     except Exception:
@@ -57,6 +61,8 @@ def tiny_cases():
         "sum": (lambda: x.sum(), lambda: a.sum()),
         "x[0]": (lambda: x[0], lambda: a[0]),
         "view (4,)": (lambda: x.view(4), lambda: a.reshape(4)),
+        # forward and backward: two leaves, (p * q).sum().backward(); NumPy has no counterpart
+        "fwd+bwd": (forward_backward(x, y), None),
     }
     torch_cases = {}
     if torch is not None:
@@ -64,8 +70,17 @@ def tiny_cases():
         torch_cases = {
             "add": lambda: tx + ty, "mul": lambda: tx * ty, "matmul": lambda: tx @ ty,
             "sum": lambda: tx.sum(), "x[0]": lambda: tx[0], "view (4,)": lambda: tx.view(4),
+            "fwd+bwd": forward_backward(tx, ty),
         }
     return cases, torch_cases
+
+
+def forward_backward(x, y):
+    """One tiny forward and backward pass (mul, sum, backward) on fresh leaves, in npusim or torch."""
+    def run():
+        p, q = x.detach().requires_grad_(), y.detach().requires_grad_()
+        (p * q).sum().backward()
+    return run
 
 
 def fmt(v, spec=".2f", width=9) -> str:

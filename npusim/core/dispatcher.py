@@ -130,14 +130,13 @@ device_keys = None
 class OpOverload:
     """One overload of an operator, e.g. ``npusim.ops.aten.add.Tensor``.
 
-    Each overload is the single instance of its own subclass whose ``__call__``
-    is the generated dispatch function itself, so ``op(x, y)`` costs no extra
-    Python frame over ``op.fn(x, y)``.
+    Its dispatch function ``fn`` is generated on first use (reading ``op.fn`` or
+    calling ``op``): most of the ~600 aten overloads are never called in a given
+    program, and generating them all made ``import npusim`` slow. From then on the
+    overload is the single instance of its own subclass whose ``__call__`` is the
+    dispatch function itself, so ``op(x, y)`` costs no extra Python frame over
+    ``op.fn(x, y)``.
     """
-
-    def __new__(cls, ns: str, schema: FunctionSchema, tags=()):
-        sub = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
-        return object.__new__(sub)
 
     def __init__(self, ns: str, schema: FunctionSchema, tags=()):
         self._ns = ns
@@ -148,10 +147,14 @@ class OpOverload:
         self.tags = tuple(tags)
         self._kernels: dict[DispatchKey, list[_Registration]] = {}
         self._memo: dict[int, object] = {}
-        self.fn = _generate(self)
-        type(self).__call__ = staticmethod(self.fn)
         self.__name__ = f"{schema.name}.{self._overloadname}"
         self.__qualname__ = self.__name__
+
+    def __getattr__(self, name):
+        # only reached while ``fn`` is not generated yet (afterwards it is an instance attribute)
+        if name == "fn":
+            return _materialize(self)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def name(self) -> str:
         return self.name_
@@ -164,8 +167,8 @@ class OpOverload:
     def namespace(self) -> str:
         return self._ns
 
-    def __call__(self, *args, **kwargs):  # replaced per instance class in __init__
-        return self.fn(*args, **kwargs)
+    def __call__(self, *args, **kwargs):  # the first call only: _materialize replaces it
+        return _materialize(self)(*args, **kwargs)
 
     def redispatch(self, keyset, *args, **kwargs):
         """Call the kernel that serves ``keyset`` directly (no thread-local keys)."""
@@ -459,6 +462,7 @@ def _pyname(name: str) -> str:
 
 
 _counter = itertools.count()
+_HAS_QUALNAME = hasattr(_pyname.__code__, "co_qualname")   # Python 3.11+
 
 
 def _generate(op: OpOverload):
@@ -502,7 +506,9 @@ def _generate(op: OpOverload):
         taken.add(name)
         return name
 
-    fname = fresh(_pyname(schema.name))
+    # overloads with the same signature share one compiled template: the function gets a neutral name
+    # here and its real one afterwards
+    fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
                "device_keys": lambda d: device_keys(d)}
@@ -572,13 +578,38 @@ def _generate(op: OpOverload):
            f"    def {fname}({', '.join(params)}):\n"
            + "".join(f"        {line}\n" for line in body)
            + f"    return {fname}\n")
-    local: dict = {}
-    # GEN_GLOBALS becomes the functions' globals, so _SLOW is one LOAD_GLOBAL away.
-    exec(compile(src, f"<dispatch {op.name_} #{next(_counter)}>", "exec"), GEN_GLOBALS, local)
-    func = local["_make"](**env)
+    make = _TEMPLATES.get(src)
+    if make is None:
+        local: dict = {}
+        # GEN_GLOBALS becomes the functions' globals, so _SLOW is one LOAD_GLOBAL away.
+        exec(compile(src, "<dispatch>", "exec"), GEN_GLOBALS, local)
+        make = _TEMPLATES[src] = local["_make"]
+    func = make(**env)
+    # tracebacks and the "<dispatch " frame filters (fallback warnings, profiler) read these
+    names = {"co_name": schema.name, "co_filename": f"<dispatch {op.name_} #{next(_counter)}>"}
+    if _HAS_QUALNAME:
+        names["co_qualname"] = schema.name
+    func.__code__ = func.__code__.replace(**names)
     func.__name__ = func.__qualname__ = schema.name
     func.__doc__ = str(schema)
     return func
+
+
+# generated source -> its compiled ``_make``: about 230 distinct signatures serve the ~600 aten overloads
+_TEMPLATES: dict = {}
+
+
+def _materialize(op: OpOverload):
+    """Generate ``op``'s dispatch function (once) and make it ``op.__call__``; returns it."""
+    with _lock:
+        fn = op.__dict__.get("fn")
+        if fn is None:
+            fn = _generate(op)
+            cls = op.__class__
+            op.fn = fn
+            op.__class__ = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
+                                                       "__call__": staticmethod(fn)})
+    return fn
 
 
 # --- registration (used by library.Library) --------------------------------------

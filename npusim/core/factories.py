@@ -24,6 +24,11 @@ def parse_size(size, fname="size", argname="size", position=1):
 
     ``size`` is the tuple of positional arguments; 0-dim integral tensors count as ints.
     """
+    for s in size:   # the common call, f(2, 3): plain ints need no conversion
+        if s.__class__ is not int:
+            break
+    else:
+        return size if size.__class__ is tuple else tuple(size)
     if len(size) == 1:
         first = size[0]
         if isinstance(first, (tuple, list, Size)):

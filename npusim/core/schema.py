@@ -365,8 +365,24 @@ def _kind_name(kind: str, val: str) -> str:
     return val
 
 
+# "name.overload" right before the "(": what a schema's argument list and returns follow
+_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)?)(?:\.([A-Za-z_][A-Za-z0-9_]*))?(?=\()")
+# "(Tensor self, Tensor other) -> Tensor" -> its parsed (arguments, returns, returns_tuple). Half of aten's
+# schemas repeat another's argument list and returns; the parts are immutable, so schemas can share them.
+_PARSED_TAILS: dict = {}
+
+
 def parse_schema(text: str) -> FunctionSchema:
     """Parse ``text``; RuntimeError naming the bad token if it is malformed."""
     if not isinstance(text, str):
         raise TypeError(f"schema must be a str, got {type(text).__name__}")
-    return _Parser(text.strip()).schema()
+    text = text.strip()
+    head = _HEAD.match(text)
+    if head is not None:
+        parts = _PARSED_TAILS.get(text[head.end():])
+        if parts is not None:
+            return FunctionSchema(head.group(1), head.group(2) or "", *parts)
+    schema = _Parser(text).schema()
+    if head is not None:
+        _PARSED_TAILS[text[head.end():]] = (schema.arguments, schema.returns, schema.returns_tuple)
+    return schema

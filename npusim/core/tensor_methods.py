@@ -293,6 +293,16 @@ for _n in ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
            "swapdims", "masked_fill", "index_put", "fliplr", "flipud", "argwhere", "scatter_add"):
     setattr(Tensor, _n, getattr(F, _n))
 
+_sum = _ov("sum")
+
+
+@_method
+def sum(self, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+    # x.sum(): straight to the overload
+    if dim is None and not keepdim and out is None and isinstance(self, Tensor):
+        return _sum(self, dtype=dtype)
+    return F.sum(self, dim, keepdim, dtype=dtype, out=out)
+
 
 @_method
 def scatter(self, dim, index, src=None, *, value=None, reduce=None):
@@ -400,6 +410,8 @@ def repeat(self, *sizes):
 
 @_method
 def view(self, *shape):
+    if shape and shape[0].__class__ is int:   # x.view(4), x.view(2, -1): the common call
+        return _view(self, parse_size(shape, "view"))
     if len(shape) == 1 and isinstance(shape[0], D.dtype):
         return _ov("view", "dtype")(self, shape[0])
     if not shape or len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)) or \
@@ -407,12 +419,15 @@ def view(self, *shape):
         got = ", ".join(v.__class__.__name__ for v in shape)
         raise TypeError(f"view() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                         " * (npusim.dtype dtype)\n * (tuple of ints size)\n")
-    return _ov("view")(self, parse_size(shape, "view"))
+    return _view(self, parse_size(shape, "view"))
+
+
+_view = _ov("view")
 
 
 @_method
 def view_as(self, other):
-    return _ov("view")(self, other.shape)
+    return _view(self, other.shape)
 
 
 @_method
@@ -459,7 +474,10 @@ def clone(self, *, memory_format=None):
 
 @_method
 def detach(self):
-    return _ov("detach")(self)
+    return _detach(self)
+
+
+_detach = _ov("detach")
 
 
 @_method

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import warnings
 
+import numpy as np
+
 from ..core import dtype as D
 from ..core.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
@@ -83,8 +85,24 @@ def _write(out, r, dev):
 
 # --- sum / prod / mean ---------------------------------------------------------------------
 
+# The fast path of a full sum: small float or int64 NumPy arrays, no dtype=. np.add.reduce into a 0-d
+# array is what the kernel's a.sum() computes (same loop, same order) without its dtype checks and scalar
+# round trip; arrays this small are far below the size the intra-op threads split.
+_SMALL_SUM = 4096
+_SUM_SAME_DTYPE = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int64))
+_ndarray = np.ndarray
+_empty = np.empty
+_add_reduce = np.add.reduce
+
+
 def sum_(self, *, dtype=None):
     a = self._a
+    if dtype is None and a.__class__ is _ndarray and a.size <= _SMALL_SUM:
+        dt = a.dtype
+        if dt is _SUM_SAME_DTYPE[0] or dt is _SUM_SAME_DTYPE[1] or dt is _SUM_SAME_DTYPE[2]:
+            out = _empty((), dt)
+            _add_reduce(a, None, None, out)
+            return C.make(out, self._device)
     return C.wrap(R.sum_(a, None, False, _widened(a, dtype).np), self._device)
 
 

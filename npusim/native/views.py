@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
-from ..core.tensor import _wrap_dim, make_alias, make_view
+from ..core.tensor import Size, _wrap_dim, make_alias, make_view
 from ..kernels.array_api import namespace_of
 from . import common as C
 
@@ -18,6 +18,13 @@ _ndarray = np.ndarray
 
 
 def _ints(size, what="size"):
+    cls = size.__class__
+    if cls is tuple or cls is Size or cls is list:
+        for s in size:   # the common case: plain ints need no conversion
+            if s.__class__ is not int:
+                break
+        else:
+            return size if cls is tuple else tuple(size)
     if isinstance(size, (int, np.integer)) and not isinstance(size, bool):
         return (int(size),)
     try:
@@ -33,6 +40,8 @@ def _bad_int(v, what):
 
 def infer_size(shape, numel):
     """Resolve a single -1 and check the element count (torch's infer_size)."""
+    if (not shape or min(shape) >= 0) and math.prod(shape) == numel:   # nothing to infer, nothing wrong
+        return shape if shape.__class__ is tuple else tuple(shape)
     shape = list(shape)
     neg = None
     prod = 1
@@ -73,7 +82,8 @@ def _reshape_view(a, shape):
 def view(self, size):
     a = self._a
     shape = infer_size(_ints(size), a.size)
-    r = _reshape_view(a, shape)
+    # a contiguous array always reshapes without a copy (and ndarray.reshape is much cheaper than np.reshape)
+    r = a.reshape(shape) if a.flags.c_contiguous else _reshape_view(a, shape)
     if r is None:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at least one "
                            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
@@ -169,6 +179,27 @@ def expand(self, size, implicit=False):
                            f"number of sizes provided ({len(size)}) must be greater or equal to the number of "
                            f"dimensions in the tensor ({a.ndim})")
     lead = len(size) - a.ndim
+    if size[lead:] == a.shape and (not lead or min(size[:lead]) >= 0):
+        target = size   # the common case (sum's backward): nothing to resolve or refuse
+    else:
+        target = _expanded_shape(a, size, lead)
+    if a.__class__ is _ndarray and a.flags.c_contiguous:
+        # the stride-0 view np.broadcast_to makes (same strides, read-only), built directly: its checks cost
+        # four times as much, and sum's backward expands every time
+        strides = (0,) * lead + tuple(0 if n == 1 else st for st, n in zip(a.strides, a.shape))
+        try:
+            r = _ndarray(target, a.dtype, a, 0, strides)
+        except (ValueError, TypeError):   # a buffer NumPy will not export: take the general path
+            pass
+        else:
+            r.flags.writeable = False
+            return make_view(r, self)
+    xp = namespace_of(a)
+    return make_view(xp.broadcast_to(a, target), self)
+
+
+def _expanded_shape(a, size, lead):
+    """expand's target shape: -1 keeps a dimension; torch's errors for sizes it refuses."""
     target = []
     for i, s in enumerate(size):
         if i < lead:
@@ -185,8 +216,7 @@ def expand(self, size, implicit=False):
                                f"non-singleton dimension {i}.  Target sizes: {list(size)}.  Tensor sizes: "
                                f"{list(a.shape)}")
         target.append(s)
-    xp = namespace_of(a)
-    return make_view(xp.broadcast_to(a, tuple(target)), self)
+    return tuple(target)
 
 
 def squeeze(self, dim=None):

@@ -1,9 +1,14 @@
 """``Adam``: adaptive moment estimation, with AMSGrad, maximize and (for AdamW) decoupled weight decay."""
 from __future__ import annotations
 
+import numpy as np
+
+from ..core import dispatcher as _dispatcher
 from ..core import public_factories as _factories
+from ..core.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
+from ..kernels.parallel import for_ranges as _for_ranges
 from .optimizer import (
     Optimizer, _check_unsupported, _get_value, _scalar_dtype, _to_scalar, _use_grad_for_differentiable, addcdiv_,
     addcmul_,
@@ -121,6 +126,14 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
 
         step_t.add_(1)
 
+        if not amsgrad and (weight_decay == 0 or decoupled_weight_decay) and \
+                _arrays_fit(param, grad, exp_avg, exp_avg_sq):
+            step = step_t.item()
+            _update_arrays(param, grad, exp_avg, exp_avg_sq, decay=lr * weight_decay if weight_decay != 0 else None,
+                           lerp_weight=1 - beta1, beta2=beta2, bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5,
+                           eps=eps, neg_step_size=-(lr / (1 - beta1 ** step)))
+            continue
+
         if weight_decay != 0:
             if decoupled_weight_decay:
                 param.mul_(1 - lr * weight_decay)
@@ -146,3 +159,98 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
             denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
 
         addcdiv_(param, exp_avg, denom, value=-step_size)
+
+
+# --- the same update over the tensors' arrays ------------------------------------------------------------------
+#
+# The loop above runs about a dozen elementwise passes per parameter, each over the whole tensor, with a
+# temporary tensor for most of them. For NumPy arrays (the cpu and the emulated npu) the same ufuncs with the
+# same scalars run here in the same order, element by element, so every result is bit-identical; but they run
+# over cache-sized pieces, with two small scratch arrays, so the dozen passes read and write memory about
+# once. Anything else (CuPy arrays, other dtypes, amsgrad, coupled weight decay, overlapping or strided
+# arrays), a call with grad mode on (the tensor ops refuse in-place changes of leaves that require grad) and
+# any call while profiling callbacks, autocast or dispatch-key guards are active (they must see the individual
+# ops; the dispatcher's _SLOW count says whether any is) takes the tensor ops.
+
+_CHUNK = 32768   # elements per piece: the arrays of one piece (six at most) stay in the CPU caches
+_UPDATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_ndarray = np.ndarray
+_may_share_memory = np.may_share_memory
+
+
+def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
+    if _dispatcher.GEN_GLOBALS["_SLOW"] or _is_grad_enabled() or grad.__class__ is not Tensor or \
+            exp_avg.__class__ is not Tensor or exp_avg_sq.__class__ is not Tensor or not isinstance(param, Tensor):
+        return False
+    dev = param._device
+    arrays = (param._a, grad._a, exp_avg._a, exp_avg_sq._a)
+    a = arrays[0]
+    if a.dtype not in _UPDATE_DTYPES or grad._device is not dev or exp_avg._device is not dev or \
+            exp_avg_sq._device is not dev:
+        return False
+    for x in arrays:
+        if x.__class__ is not _ndarray or x.dtype != a.dtype or x.shape != a.shape or not x.flags.c_contiguous:
+            return False
+    for i, x in enumerate(arrays):
+        if i != 1 and not x.flags.writeable:
+            return False
+        for y in arrays[i + 1:]:
+            if _may_share_memory(x, y):
+                return False
+    return True
+
+
+def _update_arrays(param, grad, exp_avg, exp_avg_sq, *, decay, lerp_weight, beta2, bias_correction2_sqrt, eps,
+                   neg_step_size):
+    """The loop's update of one parameter, piece by piece; the comments name the tensor op each line replaces."""
+    p, g, m, v = (t._a.reshape(-1) for t in (param, grad, exp_avg, exp_avg_sq))
+    dt = p.dtype
+    w = lerp_weight
+    c2 = 1 - beta2
+    mul, sub, add, div, sqrt = np.multiply, np.subtract, np.add, np.true_divide, np.sqrt
+
+    def pieces(start, stop):
+        with np.errstate(all="ignore"):   # inf and nan are values, silent as in the kernels (on every thread)
+            _pieces(start, stop)
+
+    def _pieces(start, stop):
+        size = min(_CHUNK, stop - start)
+        s1, s2 = np.empty(size, dt), np.empty(size, dt)
+        for lo in range(start, stop, _CHUNK):
+            hi = min(lo + _CHUNK, stop)
+            pp, gg, mm, vv = p[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
+            t1, t2 = s1[:hi - lo], s2[:hi - lo]
+            if decay is not None:
+                mul(pp, 1 - decay, out=pp)              # param.mul_(1 - lr * weight_decay)
+            sub(gg, mm, out=t1)                         # exp_avg.lerp_(grad, w): diff = grad - exp_avg
+            if abs(w) < 0.5:
+                mul(t1, w, out=t1)
+                add(mm, t1, out=mm)                     # exp_avg + w * diff
+            else:
+                mul(t1, 1 - w, out=t1)
+                sub(gg, t1, out=mm)                     # grad - diff * (1 - w)
+            mul(vv, beta2, out=vv)                      # exp_avg_sq.mul_(beta2)
+            if c2 != 1:
+                mul(gg, c2, out=t1)                     # addcmul_: grad.mul(1 - beta2).mul_(grad)
+                mul(t1, gg, out=t1)
+            else:
+                mul(gg, gg, out=t1)
+            add(vv, t1, out=vv)                         # exp_avg_sq.add_(product)
+            sqrt(vv, out=t1)                            # denom = exp_avg_sq.sqrt()
+            div(t1, bias_correction2_sqrt, out=t1)      # .div_(bias_correction2_sqrt)
+            add(t1, eps, out=t1)                        # .add_(eps)
+            if neg_step_size != 1:
+                mul(mm, neg_step_size, out=t2)          # addcdiv_: exp_avg.mul(-step_size).div_(denom)
+                div(t2, t1, out=t2)
+            else:
+                div(mm, t1, out=t2)
+            add(pp, t2, out=pp)                         # param.add_(quotient)
+
+    _for_ranges(p.size, _CHUNK, pieces)
+    # the version counters move as the tensor ops would move them
+    if decay is not None:
+        param._bump_version()
+    param._bump_version()
+    exp_avg._bump_version()
+    exp_avg_sq._bump_version()
+    exp_avg_sq._bump_version()

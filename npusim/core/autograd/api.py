@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..ops_namespace import aten
 from ..tensor import Tensor
 from . import engine
+from .meta import set_requires_grad
 
 
 def _as_tuple(x):
@@ -154,11 +155,17 @@ def _get_requires_grad(self):
 
 
 def _set_requires_grad(self, value):
-    from .meta import set_requires_grad
     set_requires_grad(self, value, attribute=True)
 
 
+def requires_grad_(self, requires_grad=True):
+    # replaces Tensor's own method, which imports autograd lazily on every call
+    set_requires_grad(self, requires_grad)
+    return self
+
+
 Tensor.requires_grad = property(_get_requires_grad, _set_requires_grad, doc="Whether gradients are recorded.")
+Tensor.requires_grad_ = requires_grad_
 Tensor.backward = tensor_backward
 Tensor.register_hook = register_hook
 Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -22,13 +22,15 @@ grad, or of a view of one); on a view they rewrite the base's history
 from __future__ import annotations
 
 import weakref
+from operator import itemgetter
 
 from ..dispatch_keys import BELOW_AUTOGRAD, DispatchKey
 from ..dispatcher import _resolve, all_ops, fallthrough_kernel
 from ..library import Library
 from ..ops_namespace import aten
 from .. import record_function as _record_function
-from ..tensor import Tensor
+from ..dtype import FROM_NUMPY as _FROM_NP
+from ..tensor import Size, Tensor
 from . import grad_mode
 from .inplace_views import check_view_rebase, move_retains, rebase_history
 from .meta import DEFAULT, MULTI_OUTPUT_NODE, NO_GRAD_MODE, AutogradMeta, ViewAutogradMeta
@@ -49,8 +51,9 @@ class TensorMeta:
     __slots__ = ("shape", "dtype", "device")
 
     def __init__(self, t):
-        self.shape = t.shape
-        self.dtype = t.dtype
+        a = t._a
+        self.shape = Size(a.shape)
+        self.dtype = _FROM_NP[a.dtype]   # what t.shape and t.dtype return, without their property calls
         self.device = t._device
 
     def dim(self) -> int:
@@ -122,18 +125,31 @@ class FormulaNode(Node):
         saved = object.__getattribute__(self, "_saved")
         if saved is None or name not in saved:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-        v = saved[name]
-        if v.__class__ is SavedTensor:
-            return v.unpack(self)
-        if v.__class__ is list:
-            return [s.unpack(self) if s.__class__ is SavedTensor else s for s in v]
-        return v
+        return _unpacked(self, saved[name])
+
+
+def _unpacked(node, v):
+    if v.__class__ is SavedTensor:
+        return v.unpack(node)
+    if v.__class__ is list:
+        return [s.unpack(node) if s.__class__ is SavedTensor else s for s in v]
+    return v
+
+
+def _saved_property(name):
+    """``ctx.<name>`` for a value the formula saves: a property, cheaper than a failed lookup and __getattr__."""
+    def get(self):
+        saved = self._saved
+        if saved is None or name not in saved:
+            return self.__getattr__(name)   # raises torch's AttributeError
+        return _unpacked(self, saved[name])
+    return property(get)
 
 
 _names_by_overload: dict = {}
 
 
-def _node_class(op_name: str, formula, class_name=None, overload_name=""):
+def _node_class(op_name: str, formula, class_name=None, overload_name="", saved_names=()):
     if class_name is not None and class_name[-1].isdigit():
         name = class_name
     else:
@@ -145,7 +161,11 @@ def _node_class(op_name: str, formula, class_name=None, overload_name=""):
             n = _name_counts.get(base, 0)
             _name_counts[base] = n + 1
             name = _names_by_overload[key] = f"{base}{n}"
-    return type(name, (FormulaNode,), {"__slots__": (), "_formula": staticmethod(formula), "_op_name": op_name})
+    ns = {"__slots__": (), "_formula": staticmethod(formula), "_op_name": op_name}
+    for n in saved_names:
+        if not hasattr(FormulaNode, n):   # a name the class already has keeps meaning that, as before
+            ns[n] = _saved_property(n)
+    return type(name, (FormulaNode,), ns)
 
 
 def _flat_edges(values):
@@ -288,7 +308,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
     save_specs = tuple((position.get(_saved_arg(n), _KWARG), n, defaults.get(_saved_arg(n)),
                         _META if n.endswith("_meta") else _GEOMETRY if n.endswith("_geometry") else _VALUE)
                        for n in save)
-    node_cls = _node_class(packet, formula, class_name, ov)
+    node_cls = _node_class(packet, formula, class_name, ov,
+                           tuple(n for n in save) + (("result",) if save_result else ()) + ("self_sizes",))
     inplace = schema.is_inplace
     if inplace and inputs[0] != "self":
         raise ValueError(f"{overload}: the first differentiable input of an in-place op must be self")
@@ -300,6 +321,11 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
     layout_needed = any(n in arg_by_name and arg_by_name[n].type.is_list for n in inputs)
     memo = op._memo
     below = _BELOW
+    # differentiable inputs that are all positional are read with one C call when the call passes them all
+    positions = tuple(i for i, _, _ in input_specs)
+    pick = itemgetter(*positions) if positions and _KWARG not in positions else None
+    pick_one = len(positions) == 1
+    n_needed = max(positions) + 1 if pick is not None else 0
 
     def call_below(ks, args, kwargs):
         key = _and(ks, below)
@@ -320,7 +346,10 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
                 _mark_no_grad_views(out)
             return out
         n_args = len(args)
-        values = [args[i] if i < n_args else kwargs.get(n, d) for i, n, d in input_specs]
+        if pick is not None and n_args >= n_needed:
+            values = (pick(args),) if pick_one else pick(args)
+        else:
+            values = [args[i] if i < n_args else kwargs.get(n, d) for i, n, d in input_specs]
         edges, needs = _flat_edges(values)
         if not _any_needs(needs):
             return call_below(ks, args, kwargs)
@@ -343,7 +372,10 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         if inplace:
             # the formula sees self's shape before the op, as torch's formulas do
             saved.setdefault("self_sizes", tuple(self_t._a.shape))
-        out = call_below(ks, args, kwargs)
+        fn = memo.get(_and(ks, below))
+        if fn is None:
+            fn = _resolve(op, _and(ks, below))
+        out = fn(*args, **kwargs)
         node = node_cls()
         if _record_function.ACTIVE:
             _record_function.adopt_sequence_nr(node, op)   # the seq_nr this op's callbacks were told

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..device import CPU
 from ..ops_namespace import aten
+from ..tensor import make_alias
 from .. import record_function as _record_function
 from . import grad_mode
 from .anomaly_mode import _state as anomaly
@@ -35,9 +36,18 @@ def _steal_or_clone(g, owned_refs):
     a = g._a
     # owned_refs: the references the engine's own frames hold; any more and someone else can see g
     flags = a.flags
-    if _getrefcount(g) <= owned_refs + 2 and g._base is None and g._am is None and flags.c_contiguous and \
-            getattr(flags, "writeable", True) and flags.owndata:   # CuPy's flags have no "writeable"
-        return g
+    if _getrefcount(g) <= owned_refs + 2 and g._am is None and flags.c_contiguous and \
+            getattr(flags, "writeable", True):   # CuPy's flags have no "writeable"
+        base = g._base
+        if base is None:
+            if flags.owndata:
+                return g
+        # g views all of a temporary that nothing but g refers to (references: g's _base, this frame's
+        # local, getrefcount's argument); a Linear weight's gradient comes back like this, as the transpose of
+        # a transposed product. Keep that memory, as a tensor of its own rather than a view (torch's detach).
+        elif _getrefcount(base) <= 3 and base._am is None and base._a.size == a.size and \
+                base._a.flags.owndata and (base._a.flags.c_contiguous or base._a.flags.f_contiguous):
+            return make_alias(a, g)
     return aten.clone.default(g.detach(), memory_format="contiguous_format")
 
 
@@ -167,7 +177,7 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
             if hooked and (node._tensor_pre_hooks is not None or node._retains is not None):
                 _run_tensor_hooks(node, g_in)
             is_leaf = node.__class__ is AccumulateGrad
-            if is_leaf and g_in[0] is not None:
+            if is_leaf and g_in[0] is not None and node._variable() is not None and node._variable()._am.hooks:
                 _run_leaf_hooks(node, g_in)
             if captures is not None and node in captures:
                 for nr, idx in captures[node]:
@@ -206,7 +216,10 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
                 if d is None:
                     continue
                 if g is not None:
-                    _put(buffers, child, nr, g)
+                    if nr == 0 and child not in buffers:   # the first gradient into a child's first input
+                        buffers[child] = [g]
+                    else:
+                        _put(buffers, child, nr, g)
                 if d == 1:
                     deps[child] = 0
                     heappush(ready, (-child._seq, id(child), child))

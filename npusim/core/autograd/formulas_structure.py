@@ -27,7 +27,7 @@ def _unreduce(g, shape, dims, keepdim):
 
 @derivative("sum", save=("self_meta",))
 def sum_backward(ctx, g):
-    return aten.expand.default(g, list(ctx.self_meta.shape))
+    return aten.expand.default(g, ctx.self_meta.shape)
 
 
 @derivative("sum.dim_IntList", save=("self_meta", "dim", "keepdim"))
@@ -401,11 +401,31 @@ def _mT(t):
     return aten.transpose.int(t, -2, -1)
 
 
+def _column_major(t) -> bool:
+    """A matrix laid out as the transpose of a contiguous one (``weight.t()`` inside ``linear``)."""
+    flags = t._a.flags
+    return t._a.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
+
+
+# torch's mm_mat1_backward / mm_mat2_backward: a matrix operand's gradient is computed in that operand's
+# layout, so the gradient of a Linear weight (used transposed) reaches it contiguous and is stored as is
+def _mm_mat1_grad(g, mat1, mat2):
+    if _column_major(mat1):
+        return _mT(aten.mm.default(mat2, _mT(g)))
+    return aten.mm.default(g, _mT(mat2))
+
+
+def _mm_mat2_grad(g, mat1, mat2):
+    if _column_major(mat2):
+        return _mT(aten.mm.default(_mT(g), mat1))
+    return aten.mm.default(_mT(mat1), g)
+
+
 @derivative("mm", inputs=("self", "mat2"), save=("self", "mat2"))
 def mm_backward(ctx, g):
     n = ctx.needs_input_grad
-    return (aten.mm.default(g, _mT(ctx.mat2)) if n[0] else None,
-            aten.mm.default(_mT(ctx.self), g) if n[1] else None)
+    return (_mm_mat1_grad(g, ctx.self, ctx.mat2) if n[0] else None,
+            _mm_mat2_grad(g, ctx.self, ctx.mat2) if n[1] else None)
 
 
 @derivative("bmm", inputs=("self", "mat2"), save=("self", "mat2"))
@@ -433,7 +453,10 @@ def matmul_backward(ctx, g):
         ga = sum_to(aten.matmul.default(g2, _mT(b2)), a2.shape)
         ga = aten.squeeze.dim(ga, 0) if a.dim() == 1 else ga
     if n[1]:
-        gb = sum_to(aten.matmul.default(_mT(a2), g2), b2.shape)
+        if b.dim() == 2 and _column_major(b):   # x @ weight.t(): the gradient in the weight's own layout
+            gb = _mT(sum_to(aten.matmul.default(_mT(g2), a2), (b.shape[1], b.shape[0])))
+        else:
+            gb = sum_to(aten.matmul.default(_mT(a2), g2), b2.shape)
         gb = aten.squeeze.dim(gb, -1) if b.dim() == 1 else gb
     return ga, gb
 
@@ -444,8 +467,8 @@ def addmm_backward(ctx, g):
     alpha, beta = ctx.alpha, ctx.beta
     gs = as_input(_mul(g, beta) if beta != 1 else g, ctx.self_meta) if n[0] else None
     g_alpha = _mul(g, alpha) if alpha != 1 else g
-    return (gs, aten.mm.default(g_alpha, _mT(ctx.mat2)) if n[1] else None,
-            aten.mm.default(_mT(ctx.mat1), g_alpha) if n[2] else None)
+    return (gs, _mm_mat1_grad(g_alpha, ctx.mat1, ctx.mat2) if n[1] else None,
+            _mm_mat2_grad(g_alpha, ctx.mat1, ctx.mat2) if n[2] else None)
 
 
 @derivative("dot", inputs=("self", "tensor"), save=("self", "tensor"))
