@@ -27,6 +27,11 @@ _slow_reasons = 0
 _listeners = []
 
 
+def slow_path_active() -> bool:
+    """Whether anything (callbacks, autocast, key guards) currently routes ops through the slow path."""
+    return _slow_reasons > 0
+
+
 def on_slow_change(fn):
     """Register ``fn(count)`` to learn the number of active slow-path reasons."""
     _listeners.append(fn)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dispatcher as _dispatcher
+from ..core.dispatch_tls import slow_path_active as _slow_path_active
 from ..core import public_factories as _factories
 from ..core.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ..core.factories import tensor as _tensor
@@ -170,7 +170,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
 # once. Anything else (CuPy arrays, other dtypes, amsgrad, coupled weight decay, overlapping or strided
 # arrays), a call with grad mode on (the tensor ops refuse in-place changes of leaves that require grad) and
 # any call while profiling callbacks, autocast or dispatch-key guards are active (they must see the individual
-# ops; the dispatcher's _SLOW count says whether any is) takes the tensor ops.
+# ops; dispatch_tls.slow_path_active() says whether any is) takes the tensor ops.
 
 _CHUNK = 32768   # elements per piece: the arrays of one piece (six at most) stay in the CPU caches
 _UPDATE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -179,7 +179,7 @@ _may_share_memory = np.may_share_memory
 
 
 def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
-    if _dispatcher.GEN_GLOBALS["_SLOW"] or _is_grad_enabled() or grad.__class__ is not Tensor or \
+    if _slow_path_active() or _is_grad_enabled() or grad.__class__ is not Tensor or \
             exp_avg.__class__ is not Tensor or exp_avg_sq.__class__ is not Tensor or not isinstance(param, Tensor):
         return False
     dev = param._device
