@@ -42,7 +42,7 @@ class CharTransformer(nn.Module):
         super().__init__()
         self.tok = nn.Embedding(vocab_size, d_model)
         self.pos = nn.Embedding(block, d_model)
-        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=4 * d_model, dropout=0.0,
+        layer = nn.TransformerEncoderLayer(d_model, nhead, dim_feedforward=2 * d_model, dropout=0.0,
                                            batch_first=True, norm_first=True, activation="gelu")
         self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.norm = nn.LayerNorm(d_model)
@@ -79,11 +79,11 @@ def evaluate(model, data, device):
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(prog="python -m npusim demo", description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=300, help="training steps (default 300)")
+    p.add_argument("--steps", type=int, default=250, help="training steps (default 250)")
     p.add_argument("--device", choices=["npu", "cpu"], default="npu", help="where to train (default npu)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=3e-3)
+    p.add_argument("--lr", type=float, default=4e-3)
     p.add_argument("--no-amp", action="store_true", help="train in float32 without autocast")
     p.add_argument("--profile", metavar="TRACE.json", help="also write a Chrome trace of ten steps")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -226,9 +226,39 @@ def _exp_neg_square(xp, y):
     return xp.exp(-head * head) * xp.exp(-delta)
 
 
+# erf for 32-bit and smaller floats: x * P(x^2) / Q(x^2) on [-4, 4] (the rational fit Eigen uses for
+# float), within a few float32 ulps, in float32 arithmetic: ~4x fewer passes than the float64 path.
+_ERF32_P = (-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+            -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02)
+_ERF32_Q = (-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03, -7.37332916720468e-03,
+            -1.42647390514189e-02)
+
+
+def _erf_float32(xp, a):
+    x = xp.clip(a.astype(np.float32), np.float32(-4.0), np.float32(4.0))
+    x2 = x * x
+    p = xp.full_like(x2, np.float32(_ERF32_P[0]))
+    for c in _ERF32_P[1:]:
+        p *= x2
+        p += np.float32(c)
+    q = xp.full_like(x2, np.float32(_ERF32_Q[0]))
+    for c in _ERF32_Q[1:]:
+        q *= x2
+        q += np.float32(c)
+    p *= x
+    p /= q
+    return xp.where(xp.isnan(a), a.astype(np.float32), p)
+
+
 def erf(a, out=None):
-    """The error function, accurate to float64 rounding (computed in float64)."""
+    """The error function: float64 inputs to float64 rounding (Cody), narrower floats through float32."""
     xp = namespace_of(a)
+    if a.dtype != np.float64 and (a.dtype.kind == "f" or a.dtype in HALF_TYPES):
+        r = _erf_float32(xp, a).astype(a.dtype, copy=False)
+        if out is not None:
+            out[...] = r
+            return out
+        return as_array(r)
     x = a.astype(np.float64)
     y = xp.abs(x)
     # |x| <= 0.46875: erf directly
