@@ -91,6 +91,14 @@ def _resolve_keys(d):
     return resolve_target_device(d)._ks
 
 
+def __getattr__(name):
+    # npusim.distributed loads on first use: most programs never need it, and import time matters
+    if name == "distributed":
+        import importlib
+        return importlib.import_module(".distributed", __name__)
+    raise AttributeError(f"module 'npusim' has no attribute '{name}'")
+
+
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
            "ops", "library", "utils", "UntypedStorage"] + list(_functional_all)
 
