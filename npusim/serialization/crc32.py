@@ -80,14 +80,12 @@ def _executor() -> ThreadPoolExecutor:
 
 
 class ChunkedCrc:
-    """The CRC-32 of a buffer, computed in the background chunk by chunk.
+    """The CRC-32 of a buffer, computed in the background chunk by chunk while the caller writes it.
 
-    ``chunks()`` yields memoryview slices in order for the caller to write;
     ``value()`` waits for the checksum tasks and joins them.
     """
 
     def __init__(self, view: memoryview):
-        self._view = view
         n = view.nbytes
         if n < PARALLEL_MIN:
             self._futures = None
@@ -95,13 +93,6 @@ class ChunkedCrc:
             return
         pool = _executor()
         self._futures = [(pool.submit(zlib.crc32, view[i:i + CHUNK]), min(CHUNK, n - i)) for i in range(0, n, CHUNK)]
-
-    def chunks(self):
-        view = self._view
-        n = view.nbytes
-        step = CHUNK if self._futures is not None else max(n, 1)
-        for i in range(0, n, step):
-            yield view[i:i + step]
 
     def value(self) -> int:
         if self._futures is None:

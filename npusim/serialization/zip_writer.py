@@ -5,8 +5,8 @@ Records are stored uncompressed; each one's data starts on a 64-byte boundary
 memory-mapped. The CRC of a record is computed while it is written and stored
 in a data descriptor after it, so nothing is written twice and the output
 stream never seeks (when saving to a path, the CRCs are patched in at the end
-so that computing them overlaps the file's writeback). Archives past 4 GiB use
-ZIP64 records.
+so that computing them overlaps the file's writeback, which starts while the
+records are still being written). Archives past 4 GiB use ZIP64 records.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import struct
 import threading
 import zlib
 
-from .crc32 import ChunkedCrc
+from .crc32 import CHUNK, ChunkedCrc
 
 ALIGNMENT = 64
 U32_MAX = 0xFFFFFFFF
@@ -68,9 +68,10 @@ class ZipWriter:
 
     ``sync_file``: the stream is a seekable file this writer starts at offset 0
     of. Checksums of large records are then not waited for while writing: the
-    data goes to the file at once, its writeback to disk (an fsync on a helper
-    thread) overlaps the checksum threads, and the CRCs are patched into the data
-    descriptors at the end. Other streams are written strictly in order.
+    data goes to the file at once, its writeback to disk (fsyncs on a helper
+    thread, from the first large record on) overlaps the writing and the checksum
+    threads, and the CRCs are patched into the data descriptors at the end. Other
+    streams are written strictly in order.
     """
 
     def __init__(self, out, archive_name: str, *, sync_file: bool = False):
@@ -81,6 +82,7 @@ class ZipWriter:
         self._names: set[str] = set()
         self._sync_file = sync_file
         self._pending: list = []  # (entry, ChunkedCrc, offset of the descriptor's CRC field)
+        self._syncer: threading.Thread | None = None    # the fsync under way (sync_file only)
 
     def _write(self, data) -> None:
         n = data.nbytes if isinstance(data, memoryview) else len(data)
@@ -120,14 +122,13 @@ class ZipWriter:
             crc = zlib.crc32(view)
             if size:
                 self._write(view)
-        elif not _compute_crc32:
-            crc = 0
-            self._write(view)
         else:
-            summer = ChunkedCrc(view)
-            for chunk in summer.chunks():
-                self._write(chunk)
-            crc = None if self._sync_file else summer.value()
+            summer = ChunkedCrc(view) if _compute_crc32 else None
+            for i in range(0, size, CHUNK):
+                self._write(view[i:i + CHUNK])
+                if self._sync_file:
+                    self._write_back()
+            crc = 0 if summer is None else None if self._sync_file else summer.value()
         entry = _Entry(name_bytes, offset, size, crc)
         if crc is None:
             self._pending.append((entry, summer, self._pos + 4))
@@ -138,19 +139,32 @@ class ZipWriter:
             self._write(struct.pack("<IIII", 0x08074B50, crc, size, size))
         self._entries.append(entry)
 
+    def _write_back(self) -> None:
+        """Start an fsync of what is written so far on a helper thread, unless one is under way.
+
+        The disk then writes the data while this thread writes more (and the checksums are computed),
+        instead of all of it waiting for one fsync at the end.
+        """
+        if self._syncer is None or not self._syncer.is_alive():
+            self._syncer = threading.Thread(target=_fsync_quietly, args=(self._out.fileno(),), daemon=True)
+            self._syncer.start()
+
     def _settle_checksums(self) -> None:
-        """Wait for the deferred CRCs while the file's data is synced to disk, then patch them in."""
-        if not self._pending:
+        """Wait for the writeback under way and the deferred CRCs, then patch the CRCs in."""
+        if self._syncer is None:    # no large record was written to a file
             return
         out = self._out
+        self._syncer.join()
+        if not self._pending:
+            return
         out.flush()
-        syncer = threading.Thread(target=_fsync_quietly, args=(out.fileno(),), daemon=True)
-        syncer.start()
+        self._syncer = None
+        self._write_back()     # the rest of the data goes to disk while the checksums finish
         try:
             for entry, summer, _ in self._pending:
                 entry.crc = summer.value()
         finally:
-            syncer.join()
+            self._syncer.join()
         for entry, _, at in self._pending:
             out.seek(at)
             out.write(struct.pack("<I", entry.crc))
