@@ -16,6 +16,7 @@ import importlib.util
 import os
 import pickle
 import sys
+import time
 
 import numpy as np
 
@@ -84,6 +85,9 @@ def _abort_job() -> None:
     first_line = _abort_reason.splitlines()[0]
     print(f"npusim.distributed: ending the MPI job, a process group was aborted: {first_line}",
           file=sys.stderr, flush=True)
+    # the launcher relays this line through a pipe of its own, and the abort kills the relay at once: give it
+    # a moment, or the one line that says why the job ended can be lost
+    time.sleep(0.25)
     sys.modules["mpi4py.MPI"].COMM_WORLD.Abort(1)
 
 
