@@ -1,7 +1,6 @@
 """``npusim.__config__``: how this process runs ops (``parallel_info``) and what it is built on (``show``)."""
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import os
 import platform
@@ -49,6 +48,7 @@ def parallel_info() -> str:
 
 
 def _version(dist: str) -> str | None:
+    import importlib.metadata   # here, not at the top: it costs milliseconds of every import of npusim
     try:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:

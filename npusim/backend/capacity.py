@@ -273,12 +273,23 @@ def _checked(kernel, bound, gate: int):
         body = f"        if {sizes} > _early:\n            _check(_bound, {args}, {kwargs})\n"
     src = _TEMPLATE.format(params=params, call=call, gate=body,
                            defaults=", ".join(defaults) or "_unused=None")
-    namespace: dict = {}
-    # its globals name this module, so frames of the wrapper count as npusim's own (e.g. for warnings)
-    exec(compile(src, f"<capacity check {kernel.__qualname__}>", "exec"), {"__name__": __name__}, namespace)
-    wrapper = namespace["_make"](kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
+    wrapper = _maker(src)(kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
     functools.update_wrapper(wrapper, kernel)
     return wrapper
+
+
+_makers: dict = {}
+
+
+def _maker(src: str):
+    """The ``_make`` function of a wrapper source, compiled once: many kernels share a signature and a gate."""
+    make = _makers.get(src)
+    if make is None:
+        namespace: dict = {}
+        # its globals name this module, so frames of the wrapper count as npusim's own (e.g. for warnings)
+        exec(compile(src, "<capacity check>", "exec"), {"__name__": __name__}, namespace)
+        make = _makers[src] = namespace["_make"]
+    return make
 
 
 _TERNARY = ("lerp", "where", "clamp", "addcmul", "addcdiv")

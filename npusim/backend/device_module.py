@@ -16,6 +16,7 @@ from ..core import dtype as _dtypes
 from ..core.device import device as _device
 from ..core.device import privateuse1_backend_name
 from . import fallback as _fallback
+from . import nvml as _nvml
 from .generator import defaults as _generators
 from .events import Event
 from .guard import impl as _guard
@@ -178,6 +179,14 @@ def get_device_properties(device=None) -> _NpuDeviceProperties:
 
 
 def get_device_name(device=None) -> str:
+    """The device's name: NVML's in cuda mode (the CUDA runtime's where NVML cannot answer)."""
+    if runtime.probe() == "cuda":
+        idx = _index(device)
+        runtime.lazy_init()     # as get_device_properties: a forked child refuses
+        try:
+            return _nvml.device_name(idx)
+        except _nvml.NvmlUnavailable:
+            pass
     return get_device_properties(device).name
 
 
@@ -229,22 +238,7 @@ def set_autocast_dtype(dtype) -> None:
     _autocast.set_autocast_dtype(privateuse1_backend_name(), dtype)
 
 
-# --- NVML (cuda mode) ------------------------------------------------------------------------------
-
-def _nvml_handle(idx):
-    import pynvml
-    pynvml.nvmlInit()
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible:
-        entries = [e.strip() for e in visible.split(",") if e.strip()]
-        if idx >= len(entries):
-            raise RuntimeError(f"npu {idx} is not in CUDA_VISIBLE_DEVICES={visible}")
-        entry = entries[idx]
-        if entry.isdigit():
-            return pynvml.nvmlDeviceGetHandleByIndex(int(entry))
-        return pynvml.nvmlDeviceGetHandleByUUID(entry if entry.startswith("GPU-") else f"GPU-{entry}")
-    return pynvml.nvmlDeviceGetHandleByIndex(idx)
-
+# --- utilisation and free memory ------------------------------------------------------------------
 
 _util_lock = threading.Lock()
 _util_last = {}
@@ -260,8 +254,7 @@ def utilization(device=None) -> int:
     idx = _index(device)
     runtime.lazy_init()
     if runtime.mode == "cuda":
-        import pynvml
-        return int(pynvml.nvmlDeviceGetUtilizationRates(_nvml_handle(idx)).gpu)
+        return _nvml.utilization(idx)
     now, cpu = time.perf_counter(), time.process_time()
     with _util_lock:
         last = _util_last.get(idx, (_START_WALL, _START_CPU))
@@ -276,10 +269,14 @@ _START_WALL, _START_CPU = time.perf_counter(), time.process_time()
 
 
 def mem_get_info(device=None) -> tuple:
-    """(free, total) bytes of the device."""
+    """(free, total) bytes of the device: NVML's figures in cuda mode (the CUDA runtime's where NVML cannot answer)."""
     idx = _index(device)
     runtime.lazy_init()
     if runtime.mode == "cuda":
+        try:
+            return _nvml.memory_info(idx)
+        except _nvml.NvmlUnavailable:
+            pass
         import cupy
         with cupy.cuda.Device(idx):
             free, total = cupy.cuda.runtime.memGetInfo()
