@@ -11,7 +11,6 @@ import sys as _sys
 __version__ = "0.1.0"
 
 from .core import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
-from .core import dispatcher as _dispatcher
 from .core import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor methods)
 from .core.device import device
 from .core.device_context import get_default_device, set_default_device
@@ -48,6 +47,7 @@ from .core.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import autograd  # noqa: F401
+from . import linalg  # noqa: F401
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from .core import parallel_config as _parallel_config, thread_pool as _thread_pool
@@ -79,16 +79,9 @@ from . import profiler  # noqa: F401
 from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
 from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
 
-_dispatcher.device_keys = lambda d: _resolve_keys(d)
-
 # ``npusim.random`` (torch.random): the module lives in core/rng.py so no file shadows the stdlib's random.
 random = _rng_module
 _sys.modules[__name__ + ".random"] = _rng_module
-
-
-def _resolve_keys(d):
-    from .core.tensor import resolve_target_device
-    return resolve_target_device(d)._ks
 
 
 def __getattr__(name):

@@ -785,6 +785,12 @@ ERRORS = [
      IndexError, "too many indices for tensor of dimension 0"),
     ("getitem_0dim_tensor", lambda L, d: L.tensor(3., device=d)[L.tensor([0], device=d)],
      IndexError, "too many indices for tensor of dimension 0"),
+    ("getitem_0dim_slice", lambda L, d: L.tensor(3., device=d)[1:],
+     IndexError, "slice() cannot be applied to a 0-dim tensor."),
+    ("getitem_0dim_slice_in_tuple", lambda L, d: L.tensor(3., device=d)[..., 1:],
+     IndexError, "too many indices for tensor of dimension 0"),
+    ("setitem_0dim_slice", lambda L, d: _set(L.tensor(3., device=d), slice(None), 1.),
+     IndexError, "slice() cannot be applied to a 0-dim tensor."),
     ("getitem_mask_too_many_dims", lambda L, d: L.zeros(2, device=d)[L.ones(2, 2, dtype=L.bool, device=d)],
      IndexError, "too many indices for tensor of dimension 1"),
     ("getitem_set", lambda L, d: L.zeros(3, device=d)[{0}],
@@ -885,6 +891,7 @@ GETITEM_ORACLE = {
     "double_ellipsis": lambda L, x: (..., 0, ...), "ellipsis_none_list": lambda L, x: (..., None, [1]),
     "tensor_slice_bounds": lambda L, x: slice(L.tensor(1), None), "list_tensor0d": lambda L, x: ([0, 1], L.tensor(1)),
     "nested_ndarray": lambda L, x: [np.array([0, 1])], "list_bools_ints": lambda L, x: [0, True],
+    "none_int_ellipsis_none": lambda L, x: (None, 1, ..., None),
 }
 
 
@@ -899,6 +906,8 @@ def test_getitem_like_torch(torch, key):
         r, tr = x[build(npusim, x)], tx[build(torch, tx)]
     same_as_torch(r, tr)
     assert (r._base is x) == (tr._base is tx)
+    if tr._base is tx:   # a view: it reads the memory with torch's strides
+        assert r.stride() == tr.stride()
 
 
 # (index builder, value builder, dtype name of the written tensor), on zeros(2, 3)

@@ -6,6 +6,7 @@ and against torch's documented messages, so they run without torch.
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -563,6 +564,18 @@ def test_result_dtypes(device):
     assert npusim.isnan(h).dtype is npusim.bool
 
 
+def test_square_out_and_sgn_in_place_are_aten_ops(device):
+    aten = npusim.ops.aten
+    x = npusim.tensor([-2.0, 0.0, 3.0], device=device, requires_grad=True)
+    out = npusim.empty(3, dtype=npusim.int64, device=device)
+    assert aten.square.out(npusim.tensor([True, False, True], device=device), out=out) is out
+    assert host(out).tolist() == [1, 0, 1]
+    y = x.clone()
+    assert aten.sgn_.default(y) is y and host(y.detach()).tolist() == [-1.0, 0.0, 1.0]
+    y.sum().backward()   # sgn is piecewise constant: a zero gradient, not an error
+    assert host(x.grad).tolist() == [0.0, 0.0, 0.0]
+
+
 def test_default_dtype_decides_integer_to_float_results(device):
     i = npusim.ones(2, dtype=npusim.int32, device=device)
     npusim.set_default_dtype(npusim.float64)
@@ -655,6 +668,43 @@ def test_broadcast_error_message(device):
                                            r"non-singleton dimension 1$"):
         npusim.where(npusim.ones(5, dtype=npusim.bool, device=device), a, 0.0)
     assert (a + npusim.ones(4, 1, 1, device=device)).shape == (4, 2, 3)
+    # torch compares from the last dim: with several mismatches, the rightmost is named
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(4\) must match the size of tensor b \(6\) at "
+                                           r"non-singleton dimension 2$"):
+        npusim.ones(2, 3, 4, device=device) + npusim.ones(5, 3, 6, device=device)
+    # shapes join in turn: the dim is numbered in the shape broadcast so far
+    with pytest.raises(RuntimeError, match=r"^The size of tensor a \(3\) must match the size of tensor b \(4\) at "
+                                           r"non-singleton dimension 1$"):
+        npusim.where(a > 0, npusim.ones(4, device=device), npusim.ones(5, 1, 1, device=device))
+
+
+BROADCAST_SHAPES = [((2,), (3, 1), (1, 1, 1)), (), (3, (2, 1)), ((2, 3), None), ([2, 3], [1]), ((1,), (0,)),
+                    ((2, 3), (3, 2)), ((2, 3, 4), (5, 3, 6)), ((-1,),), ((2,), (-1,)), ((2, 3), (2,), (5, 1, 1))]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
+def test_broadcast_shapes_like_torch(shapes, torch):
+    def run(L):
+        try:
+            return tuple(L.broadcast_shapes(*shapes))
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e)
+    assert run(npusim) == run(torch)
+
+
+def test_broadcast_shapes_results_and_errors():
+    assert npusim.broadcast_shapes((2,), (3, 1), (1, 1, 1)) == npusim.Size([1, 3, 2])
+    assert npusim.broadcast_shapes() == npusim.Size([])
+    assert npusim.broadcast_shapes(3, None, (2, 1)) == (2, 3)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Attempting to broadcast a dimension of length 2 at -1! Mismatching argument at index 1 had (3, 2); but "
+            "expected shape should be broadcastable to [2, 3]")):
+        npusim.broadcast_shapes((2, 3), (3, 2))
+    with pytest.raises(ValueError, match="Attempting to broadcast a dimension with negative length!"):
+        npusim.broadcast_shapes((-1,))
+    with pytest.raises(RuntimeError, match="Input shapes should be of type ints, a tuple of ints, or a list of ints"):
+        npusim.broadcast_shapes(2.5)
 
 
 def test_scalar_overflow_errors(device):
@@ -669,6 +719,43 @@ def test_scalar_overflow_errors(device):
         npusim.where(x > 0, x, 300)
     with pytest.raises(RuntimeError, match="^value cannot be converted to type c10::Half without overflow$"):
         npusim.ones(2, dtype=npusim.float16, device=device).clamp(70000)
+
+
+# numbers written into a tensor (fill_, full, masked_fill_, setitem, clamp_): c10's checked conversion, one rule
+CHECKED_WRITES = {
+    "fill_": lambda L, dt, v: L.zeros(2, dtype=dt).fill_(v),
+    "full": lambda L, dt, v: L.full((2,), v, dtype=dt),
+    "masked_fill_": lambda L, dt, v: L.zeros(2, dtype=dt).masked_fill_(L.tensor([True, False]), v),
+    "setitem": lambda L, dt, v: L.zeros(2, dtype=dt).__setitem__(0, v),
+    "clamp_": lambda L, dt, v: L.zeros(2, dtype=dt).clamp_(min=v),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("op", sorted(CHECKED_WRITES))
+def test_numbers_written_into_tensors_are_checked_like_torch(op, torch):
+    def run(L, dt, v):
+        try:
+            r = CHECKED_WRITES[op](L, getattr(L, dt), v)
+            return None if r is None else str(r.tolist())   # as text: NaN compares equal
+        except Exception as e:  # noqa: BLE001 - the error is what is compared
+            return type(e).__name__, str(e)
+    values = [-1, -256, 256, -1.0, -0.5, 255.5, float("nan"), float("inf"), 1e39, True, 2 ** 62]
+    if op != "clamp_":   # torch's argument parser refuses ints past uint64 before clamp_ checks anything
+        values.append(2 ** 64)
+    cases = [(dt, v) for dt in ("uint8", "int8", "int64", "float16", "float32", "bool") for v in values]
+    assert [(dt, v, run(npusim, dt, v)) for dt, v in cases] == [(dt, v, run(torch, dt, v)) for dt, v in cases]
+
+
+def test_negative_floats_are_refused_by_unsigned_writes(device):
+    x = npusim.zeros(2, dtype=npusim.uint8, device=device)
+    assert host(x.fill_(-1)).tolist() == [255, 255]   # an int wraps
+    with pytest.raises(RuntimeError, match="^value cannot be converted to type uint8_t without overflow$"):
+        x.fill_(-1.0)   # a float must lie within the range
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        npusim.full((2,), 2 ** 64, dtype=npusim.uint8, device=device)
+    with pytest.raises(RuntimeError, match="^result type Float can't be cast to the desired output type int$"):
+        npusim.zeros(2, dtype=npusim.int32, device=device).clamp_(min=1e39)
 
 
 def test_tensor_only_arguments_refuse_numbers(device):

@@ -115,6 +115,8 @@ def test_protocols_and_metadata_match_torch(torch):
                                   L.ones(3, 1).t().is_contiguous(), L.ones(0, 3).t().is_contiguous())),
         ("storage", lambda L: (_x(L).untyped_storage().nbytes(), _x(L)[1].untyped_storage().nbytes(),
                                len(_x(L).untyped_storage()))),
+        ("storage copies", lambda L: (lambda s: [(c.data_ptr() == s.data_ptr(), c.tolist() == s.tolist(), type(c).__name__)
+                                                 for c in (copy.copy(s), copy.deepcopy(s))])(L.UntypedStorage([1, 2, 3]))),
         ("numpy shares", lambda L: (lambda x: (x.numpy().__setitem__((0, 0), 7.0), x[0, 0].item())[1])(_x(L))),
         ("numpy requires_grad", lambda L: L.ones(2, requires_grad=True).numpy()),
         ("numpy force", lambda L: L.ones(2, requires_grad=True).numpy(force=True)),
@@ -128,6 +130,10 @@ def test_protocols_and_metadata_match_torch(torch):
             L.from_dlpack(a)))(np.arange(4.0))),
         ("dlpack device", lambda L: tuple(int(v) for v in _x(L).__dlpack_device__())),
         ("dlpack requires_grad", lambda L: L.ones(2, requires_grad=True).__dlpack__()),
+        ("from_dlpack tensor", lambda L: (lambda x: (lambda y: (y is x, y._base is None, y.data_ptr() == x.data_ptr(),
+                                                                y.stride()))(L.from_dlpack(x)))(_x(L).t())),
+        ("from_dlpack requires_grad", lambda L: L.from_dlpack(L.ones(2, requires_grad=True))),
+        ("from_dlpack list", lambda L: L.from_dlpack([1, 2])),
         ("to same", lambda L: (lambda x: (x.to(L.float32) is x, x.to("cpu") is x, x.to(L.device("cpu")) is x,
                                           x.to(L.float32, copy=True) is x, x.cpu() is x))(_x(L))),
         ("to device and dtype", lambda L: _x(L).to("cpu", L.int32)),
@@ -262,6 +268,16 @@ def test_dlpack_round_trip_with_numpy():
     assert n.tolist() == [1, 2, 3, 4] and t.dtype is npusim.int16
     with pytest.raises(BufferError, match=r"^Can't export tensors that require gradient, use tensor.detach\(\)$"):
         npusim.ones(2, requires_grad=True).__dlpack__()
+
+
+def test_to_an_int_means_an_accelerator_index():
+    # torch reads an int device as an index of the current accelerator: here the npu
+    x = npusim.ones(2)
+    assert x.to(0).device == npusim.device("npu", 0) == npusim.device(0)
+    assert npusim.ones(2, device=0).device == npusim.device("npu:0")
+    n = npusim.npu.device_count()
+    with pytest.raises(RuntimeError, match=f"^Invalid device npu:{n}"):
+        x.to(n)
 
 
 def test_to_and_casts(device):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from .device import CPU, PRIVATEUSE1, device, privateuse1_backend_name
+from .device_context import current_default
 
 __all__ = ["DeviceHooks", "register_device_hooks", "get_device_hooks", "resolve_device"]
 
@@ -89,6 +90,16 @@ def storage_factory(dev):
         if f is not None or (h is not None and getattr(h, "initialized", True)):
             _FACTORIES[id(dev)] = f
         return f
+
+
+def resolve_target_device(dev) -> device:
+    """Parse and validate a device argument for a new tensor (None -> the default device, cpu unless set)."""
+    if dev is None:
+        d = current_default()
+        return CPU if d is None else resolve_device(d)
+    if dev is CPU:
+        return CPU
+    return resolve_device(dev)
 
 
 def resolve_device(d) -> device:

@@ -23,6 +23,7 @@ import warnings
 from . import device_guard as _device_guard
 from . import dispatch_tls
 from .device import PRIVATEUSE1, privateuse1_backend_name
+from .device_hooks import resolve_target_device
 from .dispatch_keys import (
     ALIAS_KEYS, AUTOCAST_OF, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
     DispatchKey, DispatchKeySet, RUNTIME_KEYS, parse_key,
@@ -121,8 +122,9 @@ def _list_keys(seq, op, argname, position, allow_none) -> int:
     return ks
 
 
-# Key set of a factory call, from its ``device`` argument; installed by the package root.
-device_keys = None
+def _device_keys(d) -> int:
+    """Key set of a factory call, from its ``device`` argument (None: the default device)."""
+    return resolve_target_device(d)._ks
 
 
 # --- operator objects ----------------------------------------------------------
@@ -511,7 +513,7 @@ def _generate(op: OpOverload):
     fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
-               "device_keys": lambda d: device_keys(d)}
+               "device_keys": _device_keys}
     N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
     ks, fn, tick = N["ks"], N["fn"], N["tick"]

@@ -26,7 +26,13 @@ def dlpack_device(t):
     return (K_DL_EXT_DEV, t._device.index or 0)
 
 
+def _check_exportable(t):
+    if t.requires_grad:
+        raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+
+
 def export_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
+    _check_exportable(t)
     a = t._a
     if t._device is not CPU and a.__class__ is np.ndarray:
         raise BufferError(f"{t._device} tensors of the emulated device cannot be exported through DLPack; "
@@ -48,20 +54,28 @@ def export_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None
 
 def from_dlpack(ext):
     """A tensor sharing memory with a DLPack-capable object (a NumPy/CuPy array, a tensor...)."""
-    from .tensor import Tensor, make
+    from .tensor import Tensor, make, make_alias
     if isinstance(ext, Tensor):
-        return ext
-    if not hasattr(ext, "__dlpack_device__"):
-        raise TypeError("from_dlpack() expects an object with __dlpack__ and __dlpack_device__ (a DLPack "
-                        "capsule alone cannot say which device it lives on)")
+        # torch goes through the exchange protocol: a new tensor over the same memory, no view of ``ext``
+        # and a version counter of its own (npu tensors included, as no foreign library reads them here)
+        _check_exportable(ext)
+        t = make_alias(ext._a, ext)
+        t._vc = None
+        return t
+    if not hasattr(ext, "__dlpack__"):
+        if type(ext).__name__ == "PyCapsule":
+            raise TypeError("from_dlpack() expects an object with __dlpack__ and __dlpack_device__ (a DLPack "
+                            "capsule alone cannot say which device it lives on)")
+        # torch takes anything else for a capsule, and refuses it as one
+        raise RuntimeError("from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed "
+                           "only once, so you might have already constructed a tensor from it once.")
     kind, index = ext.__dlpack_device__()
     kind = int(kind)
     if kind == K_DL_CPU:
         return make(np.from_dlpack(ext), CPU)
-    for hooks_type in ("privateuseone",):
-        hooks = get_device_hooks(hooks_type)
-        if hooks is not None and hasattr(hooks, "from_dlpack"):
-            r = hooks.from_dlpack(ext, kind, index)
-            if r is not None:
-                return r
+    hooks = get_device_hooks("privateuseone")   # the backend may import its device's arrays
+    if hooks is not None and hasattr(hooks, "from_dlpack"):
+        r = hooks.from_dlpack(ext, kind, index)
+        if r is not None:
+            return r
     raise BufferError(f"no npusim device can import DLPack device type {kind}")

@@ -72,6 +72,9 @@ short, int, long = int16, int32, int64
 
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
+# torch's ScalarType names: its error messages print these ("Float", "Long", ...)
+SCALAR_TYPE_NAME = {bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
+                    float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double"}
 # NumPy dtype -> npusim dtype; hashing an np.dtype is cheap and exact.
 FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
 

@@ -14,7 +14,8 @@ from . import dtype as D
 from .device import CPU
 from .ops_namespace import aten
 from .storage import UntypedStorage
-from .tensor import Size, Tensor, make, resolve_target_device
+from .device_hooks import resolve_target_device
+from .tensor import Size, Tensor, make
 
 _to_copy = aten._to_copy.default.fn
 
@@ -262,18 +263,14 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False) -> 
         if copy is False and isinstance(obj, (Tensor, np.ndarray)):
             src = obj.dtype if isinstance(obj, Tensor) else D.from_numpy_dtype(obj.dtype)
             if dtype is not None and dtype is not src:
-                raise ValueError(f"can't alias tensor with dtype '{_TORCH_NAME[src]}' into dtype "
-                                 f"'{_TORCH_NAME[dtype]}'.")
+                raise ValueError(f"can't alias tensor with dtype '{D.SCALAR_TYPE_NAME[src]}' into dtype "
+                                 f"'{D.SCALAR_TYPE_NAME[dtype]}'.")
         t = as_tensor(obj, dtype=dtype, device=device)
         if copy is False and isinstance(obj, (Tensor, np.ndarray)) and t.data_ptr() != _ptr(obj):
             raise ValueError("can't alias tensor from a different device without a copy")
     if requires_grad:
         t.requires_grad_(True)
     return t
-
-
-_TORCH_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
-               D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}
 
 
 def _ptr(obj):

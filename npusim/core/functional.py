@@ -53,21 +53,13 @@ def _unary(name, op_name=None, has_out=True):
 
 for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
            "sigmoid", "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10",
-           "sinh", "cosh", "asin", "acos", "atan", "logical_not", "bitwise_not"):
+           "sinh", "cosh", "asin", "acos", "atan", "logical_not", "bitwise_not", "square"):
     globals()[_n] = _unary(_n)
 for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
                    ("arccos", "acos"), ("arctan", "atan")):
     globals()[_alias] = _unary(_alias, _n)
 for _n in ("isnan", "isinf", "isfinite", "relu"):
     globals()[_n] = _unary(_n, has_out=False)
-
-
-@_export
-def square(input, *, out=None):
-    _check_input(input, "square")
-    if out is None:
-        return _ov("square")(input)
-    return _ov("pow", "Tensor_Scalar_out")(input, 2, out=out)  # torch's square.out is pow(input, 2)
 
 
 def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False):
@@ -440,12 +432,6 @@ var_mean = _var_mean_like("var_mean")
 std_mean = _var_mean_like("std_mean")
 
 
-# torch's ScalarType names, for the messages the reduction wrappers raise themselves
-_TORCH_TYPE_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
-                    D.int64: "Long", D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float",
-                    D.float64: "Double"}
-
-
 @_export
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_input(input, "norm")
@@ -457,7 +443,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     if not input.dtype.is_floating_point:  # torch.norm goes through linalg.vector_norm's check
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-                           f"{_TORCH_TYPE_NAME.get(input.dtype, input.dtype)}")
+                           f"{D.SCALAR_TYPE_NAME[input.dtype]}")
     if dim is None and not keepdim and out is None and dtype is None:
         return _ov("norm", "Scalar")(input, p)
     dims = list(range(input.dim())) if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
@@ -479,7 +465,7 @@ def _all_any(name):
             if isinstance(out, Tensor):
                 if out.dtype is not D.bool and out.dtype is not D.uint8:
                     raise RuntimeError(f"{name} only supports bool tensor for result, got: "
-                                       f"{_TORCH_TYPE_NAME.get(out.dtype, out.dtype)}")
+                                       f"{D.SCALAR_TYPE_NAME[out.dtype]}")
                 if out.dtype is D.uint8:
                     input = input.to(D.uint8)  # torch computes in a uint8 out's dtype (0.5 -> 0)
         if dim is None and not keepdim:
@@ -1058,19 +1044,28 @@ __all__.append("moveaxis")
 
 @_export
 def broadcast_shapes(*shapes):
+    """The shape all ``shapes`` broadcast to, with the errors of torch's Python implementation."""
+    from collections.abc import Sequence
+
     from .tensor import Size
-    out = []
+    shapes = [(s,) if isinstance(s, int) else s for s in shapes if s is not None]
     for s in shapes:
-        s = (s,) if isinstance(s, int) else tuple(s)
-        for i in range(1, len(s) + 1):
-            if len(out) < i:
-                out.insert(0, s[-i])
-            elif out[-i] == 1:
-                out[-i] = s[-i]
-            elif s[-i] != 1 and s[-i] != out[-i]:
-                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
-                                   f"between arg 0 and arg 1.")
-    return Size(out)
+        if not isinstance(s, Sequence):
+            raise RuntimeError(f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {s}")
+    common = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for arg, s in enumerate(shapes):
+        for i in range(-1, -1 - len(s), -1):
+            if s[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if s[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = s[i]
+            elif s[i] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {s[i]} at {i}! Mismatching "
+                                   f"argument at index {arg} had {s}; but expected shape should be broadcastable "
+                                   f"to {common}")
+    return Size(common)
 
 
 @_export

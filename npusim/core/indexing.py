@@ -4,23 +4,21 @@ Basic indices (int, slice, None, Ellipsis) become dispatched view ops (select,
 slice, unsqueeze), applied left to right, so the result shares memory with the
 tensor. Tensor-like indices (tensors, lists, NumPy arrays) and Python bools
 are collected per dim and applied together by ``aten::index`` (reads, a copy)
-or ``aten::index_put_`` (writes). Integers are always selects, applied first,
-as in torch, so results follow torch where NumPy's rules differ.
-
-Also here: the conversion torch applies to a Python number written into a
-tensor (c10's checked_convert), shared by setitem and the fill-like kernels.
+or ``aten::index_put_`` (writes). Integers are always selects, applied with the
+other basic indices before any index tensor, as in torch, so results follow
+torch where NumPy's rules differ.
 """
 from __future__ import annotations
 
-import math
 import operator
 import warnings
 
-import ml_dtypes
 import numpy as np
 
+from . import dtype as D
 from .device import CPU
 from .ops_namespace import aten
+from .scalar_conversion import checked_scalar
 from .tensor import Tensor, make
 
 _select = aten.select.int.fn
@@ -38,57 +36,7 @@ _alias = aten.alias.default.fn
 _INT64 = np.dtype(np.int64)
 _UINT8 = np.dtype(np.uint8)
 _BOOL = np.dtype(np.bool_)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
-_HALF = np.dtype(np.float16)
 _NUMBER = (bool, int, float)
-
-# --- Python numbers written into tensors -------------------------------------------------------
-
-# the C++ type names c10 reports in its overflow error
-_C10_NAME = {
-    np.dtype(np.uint8): "uint8_t", np.dtype(np.int8): "int8_t", np.dtype(np.int16): "int16_t",
-    np.dtype(np.int32): "int", _INT64: "int64_t", _HALF: "c10::Half", _BF16: "c10::BFloat16",
-    np.dtype(np.float32): "float", np.dtype(np.float64): "double", _BOOL: "bool",
-}
-
-
-_FLOAT_MAX = {dt: float(ml_dtypes.finfo(dt).max) for dt in (_HALF, _BF16, np.dtype(np.float32))}
-
-
-def _overflow(np_dt):
-    raise RuntimeError(f"value cannot be converted to type {_C10_NAME[np_dt]} without overflow")
-
-
-def checked_scalar(value, np_dt, *, check_reduced_float=True):
-    """``value`` (a Python or NumPy number) as a scalar of ``np_dt``, refusing what c10 refuses.
-
-    Integers must fit (an unsigned target also takes negatives down to -max, which wrap);
-    floats going to an integer type must lie within its range (no NaN); floats going to a
-    floating type must be finite-in-range, inf or NaN. Bool targets take anything. Setitem
-    skips the check for float16 / bfloat16 targets (``check_reduced_float=False``), as torch does.
-    """
-    kind = np_dt.kind
-    if kind == "b" or isinstance(value, (bool, np.bool_)):
-        return np_dt.type(bool(value) if kind == "b" else int(value))
-    if kind in "iu":
-        info = np.iinfo(np_dt)
-        if isinstance(value, (int, np.integer)):
-            v = int(value)
-            if v > info.max or (v < info.min and not (kind == "u" and -v <= info.max)):
-                _overflow(np_dt)
-            return np.array(v).astype(np_dt)[()]
-        f = float(value)
-        if f != f or f < info.min or f > info.max:
-            _overflow(np_dt)
-        return np_dt.type(int(f))
-    f = float(value)
-    if np_dt.itemsize < 8 and math.isfinite(f) and abs(f) > _FLOAT_MAX[np_dt]:
-        if check_reduced_float or np_dt not in (_HALF, _BF16):
-            _overflow(np_dt)
-        with np.errstate(over="ignore"):  # rounds to inf, as torch does here
-            return np_dt.type(f)
-    return np_dt.type(f)
-
 
 # --- turning an index into views and index tensors -----------------------------------------------
 
@@ -202,6 +150,8 @@ def _apply(self: Tensor, idx):
     items, specified = _convert(_as_tuple(idx))
     ndim = self._a.ndim
     if specified > ndim:
+        if idx.__class__ is slice:   # a lone slice goes to torch's applySlice, which names the 0-dim case
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
@@ -266,12 +216,8 @@ def getitem(self: Tensor, idx):
 
 # --- writing ---------------------------------------------------------------------------------
 
-_TYPE_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long",
-              "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double"}
-
-
 def _tensor_type(t: Tensor) -> str:
-    name = _TYPE_NAME[t._a.dtype.name] + "Tensor"
+    name = D.SCALAR_TYPE_NAME[t.dtype] + "Tensor"
     return f"npusim.{name}" if t._device is CPU else f"npusim.{t._device.type}.{name}"
 
 
@@ -280,6 +226,8 @@ def _value(self: Tensor, value):
     if isinstance(value, Tensor):
         return value
     if isinstance(value, _NUMBER) or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+        if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
+            raise ValueError("Overflow when unpacking long long")   # setitem parses a Python int as int64
         return checked_scalar(value, self._a.dtype, check_reduced_float=False)
     raise TypeError(f"can't assign a {_type_name(value)} to a {_tensor_type(self)}")
 

@@ -247,9 +247,11 @@ atan(Tensor self) -> Tensor
 atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 atan_(Tensor(a!) self) -> Tensor(a!)
 square(Tensor self) -> Tensor
+square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 square_(Tensor(a!) self) -> Tensor(a!)
 sgn(Tensor self) -> Tensor
 sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+sgn_(Tensor(a!) self) -> Tensor(a!)
 isnan(Tensor self) -> Tensor
 isinf(Tensor self) -> Tensor
 isfinite(Tensor self) -> Tensor

@@ -63,13 +63,9 @@ def _check_out(out, dtype):
     if not isinstance(out, Tensor):
         raise TypeError(f"argument 'out' must be Tensor, not {type(out).__name__}")
     if dtype is not None and dtype is not out.dtype:
-        raise RuntimeError(f"dtype {_TORCH_NAME[dtype]} does not match dtype of out parameter "
-                           f"({_TORCH_NAME[out.dtype]})")
+        raise RuntimeError(f"dtype {D.SCALAR_TYPE_NAME[dtype]} does not match dtype of out parameter "
+                           f"({D.SCALAR_TYPE_NAME[out.dtype]})")
     return out.dtype
-
-
-_TORCH_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int", D.int64: "Long",
-               D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float", D.float64: "Double"}
 
 
 def _finish(t, requires_grad, out):

@@ -163,6 +163,14 @@ class UntypedStorage:
     def clone(self):
         return self._as_tensor().clone().untyped_storage()
 
+    # As torch's: a copy of a storage is new memory holding the same bytes, shallow or deep (for a device
+    # storage, new memory accounted on its own).
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
     def cpu(self):
         if self._device is CPU:
             return self

@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 
 from . import dtype as _dt
-from .device import CPU, device as _device
-from .device_hooks import resolve_device, storage_factory
+from .device import CPU
+from .device_hooks import storage_factory
 from .storage import UntypedStorage, array_address, array_root
 
 _new = object.__new__
@@ -230,8 +230,6 @@ class Tensor:
         return a.copy() if copy else a
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if self.requires_grad:
-            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         from .dlpack import export_dlpack
         return export_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
@@ -539,14 +537,3 @@ def _wrap_dim(dim, ndim, *, allow_scalar=True) -> int:
     if -n <= dim < n:
         return dim + n if dim < 0 else dim
     raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
-
-
-def resolve_target_device(dev):
-    """Parse and validate a device argument for a new tensor (None -> default device)."""
-    if dev is None:
-        from .device_context import current_default
-        d = current_default()
-        return CPU if d is None else resolve_device(d)
-    if dev is CPU:
-        return CPU
-    return resolve_device(dev if dev.__class__ is _device else _device(dev))

@@ -13,7 +13,8 @@ from . import indexing
 from .device import CPU, device as _device
 from .factories import parse_size
 from .ops_namespace import aten
-from .tensor import Tensor, resolve_target_device
+from .device_hooks import resolve_target_device
+from .tensor import Tensor
 
 
 def _ov(name, overload="default"):
@@ -119,14 +120,13 @@ for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin",
            "t", "contiguous"):
     _simple(_n)
 for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
-           "erf", "floor", "ceil", "trunc", "sign", "reciprocal", "exp2", "log2", "log10", "sinh", "cosh", "asin",
-           "acos", "atan", "logical_not", "bitwise_not", "square", "relu", "zero"):
+           "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10", "sinh", "cosh",
+           "asin", "acos", "atan", "logical_not", "bitwise_not", "square", "relu", "zero"):
     _simple(f"{_n}_")
 for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
                    ("arccos", "acos"), ("arctan", "atan")):
     _simple(_alias, _n)
     _simple(_alias + "_", _n + "_")
-_simple("sgn_", "sign_")  # sgn is sign for real dtypes
 
 
 def _invert(self):

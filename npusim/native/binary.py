@@ -641,15 +641,22 @@ def clamp_out(self, min=None, max=None, out=None):  # noqa: A002
 
 
 def clamp_(self, min=None, max=None):  # noqa: A002
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    if not tensors:
+        # the scalar overloads check the result type before converting the bounds to it
+        _check_clamp_cast(self, C.result_type(self, min, max), tensors)
     r, cd, dev = _clamp_compute(self, min, max)
     if r.shape != self._a.shape:
         C.check_inplace(self, cd, r.shape)
+    _check_clamp_cast(self, cd, tensors)
+    return _write_inplace(self, r)
+
+
+def _check_clamp_cast(self, cd, tensors):
     if not D.can_cast(cd, self.dtype):
         # the scalar overloads name the C++ type, the tensor overloads the ScalarType
-        tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
         name = C.TORCH_NAME[self.dtype] if tensors else C.CPP_NAME[self.dtype.name]
         raise RuntimeError(f"result type {C.TORCH_NAME[cd]} can't be cast to the desired output type {name}")
-    return _write_inplace(self, r)
 
 
 def clamp_min(self, min):  # noqa: A002

@@ -7,7 +7,6 @@ the array module comes from the arrays themselves.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -15,6 +14,7 @@ import numpy as np
 from ..core import dtype as D
 from ..core import promotion
 from ..core.device import CPU
+from ..core.scalar_conversion import checked_scalar  # noqa: F401 - re-exported for kernels
 from ..core.tensor import Tensor, make, _wrap_dim  # noqa: F401 - re-exported for kernels
 from ..kernels.array_api import BFLOAT16, as_array, namespace_of
 
@@ -24,15 +24,28 @@ PROMOTE = D._PROMOTE
 _BOOL_NP = np.dtype(np.bool_)
 
 # torch's ScalarType names, used in error messages
-TORCH_NAME = {D.bool: "Bool", D.uint8: "Byte", D.int8: "Char", D.int16: "Short", D.int32: "Int",
-              D.int64: "Long", D.float16: "Half", D.bfloat16: "BFloat16", D.float32: "Float",
-              D.float64: "Double"}
+TORCH_NAME = D.SCALAR_TYPE_NAME
 
 
 def tname(dt) -> str:
     if isinstance(dt, np.dtype):
         dt = FROM_NP[dt]
     return TORCH_NAME[dt]
+
+
+def is_float(np_dt) -> bool:
+    """Whether a NumPy dtype is one of torch's floating dtypes (bfloat16 included)."""
+    return np_dt.kind == "f" or np_dt == BFLOAT16
+
+
+def not_implemented(kernel_name, dt):
+    """torch's error for a kernel with no implementation for a dtype (NumPy or npusim)."""
+    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{tname(dt)}'")
+
+
+def require_float(a, kernel_name):
+    if not is_float(a.dtype):
+        not_implemented(kernel_name, a.dtype)
 
 
 # --- type promotion --------------------------------------------------------------
@@ -70,48 +83,10 @@ def scalar_operand(v, np_dt):
     return bool(v)
 
 
-# C++ names torch prints for a dtype in some messages (checked scalar conversion,
-# TypeMeta names in dtype checks).
-CHECKED_NAME = {"bool": "bool", "uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
-                "float64": "double"}
+# C++ names torch prints for a dtype in some messages (TypeMeta names in dtype checks).
 CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
             "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
             "float32": "float", "float64": "double"}
-
-
-def checked_scalar(v, np_dt):
-    """A Python number converted to ``np_dt`` the way torch's fill/full/clamp/where do: refusing overflow."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    low, high = _LIMITS[np_dt]
-    if np_dt.kind == "b":
-        return np_dt.type(bool(v))
-    if v.__class__ is bool:
-        return np_dt.type(int(v))
-    if low is None:  # floating: inf and nan pass, finite values must fit
-        if -high <= v <= high or v != v or v in (math.inf, -math.inf):
-            return np_dt.type(float(v))
-        _overflow(FROM_NP[np_dt])
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            _overflow(FROM_NP[np_dt])
-        v = int(v)
-    if not (low <= v <= high):
-        _overflow(FROM_NP[np_dt])
-    # torch lets negative numbers wrap into unsigned types (two's complement)
-    return np.array(v, dtype=np.int64).astype(np_dt)[()] if v < 0 and np_dt.kind == "u" else np_dt.type(v)
-
-
-# (lowest, highest) value a checked conversion accepts, per NumPy dtype (floats: (None, max))
-_LIMITS = {d.np: (None, D.finfo(d).max) if d.is_floating_point else
-           (None, None) if d is D.bool else
-           ((-int(np.iinfo(d.np).max) if np.iinfo(d.np).min == 0 else int(np.iinfo(d.np).min)), int(np.iinfo(d.np).max))
-           for d in D.ALL_DTYPES}
-
-
-def _overflow(dt):
-    raise RuntimeError(f"value cannot be converted to type {CHECKED_NAME[dt.name]} without overflow")
 
 
 def array_operand(t: Tensor, np_dt, dev):
@@ -141,6 +116,18 @@ def common_device(*tensors):
     return CPU if first is None else first
 
 
+def same_device(*tensors):
+    """The device all these tensors are on (None entries skipped); torch's error for the first that differs."""
+    dev = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            if dev is None:
+                dev = t._device
+            elif t._device is not dev:
+                raise_device_mismatch(dev, t._device)
+    return dev
+
+
 def check_devices(dev, *tensors):
     for t in tensors:
         if isinstance(t, Tensor) and t._device is not dev and not (t._device is CPU and t._a.ndim == 0):
@@ -148,17 +135,23 @@ def check_devices(dev, *tensors):
 
 
 def broadcast_shapes(*shapes):
-    """Torch's broadcasting with torch's error message."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
+    """Torch's broadcasting with torch's error message.
+
+    As torch's infer_size, the shapes join in turn and each pair is compared from the last dim, so the
+    error names the first mismatch from the right, numbered in the shape broadcast so far.
+    """
+    out = []
     for s in shapes:
-        for i, n in enumerate(s):
-            j = ndim - len(s) + i
-            if out[j] == 1:
-                out[j] = n
-            elif n != 1 and n != out[j]:
-                raise RuntimeError(f"The size of tensor a ({out[j]}) must match the size of tensor b ({n}) "
-                                   f"at non-singleton dimension {i - len(s) + ndim}")
+        if len(s) > len(out):
+            out[:0] = [1] * (len(s) - len(out))
+        ndim = len(out)
+        for i in range(1, len(s) + 1):
+            n, cur = s[-i], out[-i]
+            if cur == 1:
+                out[-i] = n
+            elif n != 1 and n != cur:
+                raise RuntimeError(f"The size of tensor a ({cur}) must match the size of tensor b ({n}) "
+                                   f"at non-singleton dimension {ndim - i}")
     return tuple(out)
 
 

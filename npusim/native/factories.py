@@ -11,10 +11,10 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.device import CPU
-from ..core.device_hooks import get_device_hooks
+from ..core.device_hooks import get_device_hooks, resolve_target_device
 from ..core.storage import array_address, array_root
 from ..core.ops_namespace import aten
-from ..core.tensor import Tensor, resolve_target_device
+from ..core.tensor import Tensor
 from ..kernels import creation as KC
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of

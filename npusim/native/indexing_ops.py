@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ..core.device import CPU
-from ..core.indexing import checked_scalar
+from .common import checked_scalar
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import indexing as K
 from ..kernels.array_api import namespace_of

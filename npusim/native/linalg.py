@@ -28,14 +28,9 @@ _BOOL = np.dtype(np.bool_)
 _F32 = np.dtype(np.float32)
 _make = C.make
 
-# c10's TypeMeta names, which some of torch's matmul messages print instead of ScalarType names
-_CXX_NAME = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
-             D.int32: "int", D.int64: "long int", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16",
-             D.float32: "float", D.float64: "double"}
-
-
 def _cxx(dt) -> str:
-    return _CXX_NAME[FROM_NP[dt]]
+    """c10's TypeMeta name of a NumPy dtype: some of torch's matmul messages print it, not the ScalarType name."""
+    return C.CPP_NAME[dt.name]
 
 
 _tname = C.tname
@@ -57,10 +52,6 @@ def _device(first: Tensor, *others: Tensor):
         if t._device is not dev:
             C.raise_device_mismatch(dev, t._device)
     return dev
-
-
-def _not_implemented(kernel, dt):
-    raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(dt)}'")
 
 
 def _out_dtype_error(expected, got):
@@ -89,7 +80,7 @@ def _check_dot(s1, s2, d1, d2):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{s1[0]}] and src [{s2[0]}] to have the "
                            f"same number of elements, but got {s1[0]} and {s2[0]} elements respectively")
     if d1 == _BOOL:
-        _not_implemented("dot", d1)
+        C.not_implemented("dot", d1)
 
 
 def _check_mv(ms, vs, md, vd, out=None, resized=False):
@@ -108,7 +99,7 @@ def _check_mv(ms, vs, md, vd, out=None, resized=False):
     if out is not None and out != vd:
         _out_dtype_error(vd, out)
     if md == _BOOL and ms[0] and ms[1]:
-        _not_implemented("addmv_impl_cpu", md)
+        C.not_implemented("addmv_impl_cpu", md)
 
 
 def _check_mm(s1, s2, d1, d2, out=None):
@@ -119,7 +110,7 @@ def _check_mm(s1, s2, d1, d2, out=None):
     if d1 != d2:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cxx(d1)} != {_cxx(d2)}")
     if d1 == _BOOL and s1[0] and s1[1] and s2[1]:
-        _not_implemented("addmm_impl_cpu_", d1)
+        C.not_implemented("addmm_impl_cpu_", d1)
 
 
 def _check_bmm(s1, s2, d1, d2, out=None, kernel="bmm"):
@@ -142,13 +133,13 @@ def _bmm_dtype_checks(batch, n, k, p, d1, d2, kernel="bmm"):
         return
     if k * n * p < 400:
         if d1 == _BOOL:
-            _not_implemented(kernel, d1)
+            C.not_implemented(kernel, d1)
         raise RuntimeError(f"expected scalar type {_tname(d1)} but found {_tname(d2)}")
     if d1 != d2:
         if d2.kind == "f" and d2.itemsize >= 4:
             raise RuntimeError(f"expected scalar type {_tname(d2)} but found {_tname(d1)}")
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {_cxx(d1)} != {_cxx(d2)}")
-    _not_implemented("addmm_impl_cpu_", d1)
+    C.not_implemented("addmm_impl_cpu_", d1)
 
 
 def _zeros(like, shape, dt):
@@ -513,7 +504,7 @@ def _addmm_checks(c, a, b, out=None, inplace=False):
     else:
         _check_expand(c, (n, p))
     if a.dtype == _BOOL and n and p and k:
-        _not_implemented("addmm_impl_cpu_", a.dtype)
+        C.not_implemented("addmm_impl_cpu_", a.dtype)
     return n, p
 
 
@@ -560,7 +551,7 @@ def addmv(self, mat, vec, *, beta=1, alpha=1):
             C.resize_out(r, ca.shape)
         return _write(r, K.scaled(ca, _coefficient(beta, ca.dtype), ca.shape, ca.dtype))
     if ma.dtype == _BOOL and ma.size:
-        _not_implemented("addmv_impl_cpu", ma.dtype)
+        C.not_implemented("addmv_impl_cpu", ma.dtype)
     return _make(_fused(ca, ma, va, beta, alpha, (n,), True), dev)
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.ops_namespace import aten
-from ..core.tensor import Tensor
 from ..kernels import conv as KC
 from ..kernels import pooling as KP
 from ..kernels.array_api import HALF_TYPES
@@ -29,26 +28,11 @@ _TENSOR_TYPE = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
                 "bool": "torch.BoolTensor"}
 
 
-def _is_float(dt) -> bool:
-    return dt.kind == "f" or dt in HALF_TYPES
-
-
 def _int_list(v):
     """An int or a sequence of ints as a list of Python ints."""
     if isinstance(v, (list, tuple)):
         return [int(x) for x in v]
     return [int(v)]
-
-
-def _same_device(*tensors):
-    dev = None
-    for t in tensors:
-        if isinstance(t, Tensor):
-            if dev is None:
-                dev = t._device
-            elif t._device is not dev:
-                C.raise_device_mismatch(dev, t._device)
-    return dev
 
 
 def _shape(t):
@@ -57,10 +41,6 @@ def _shape(t):
 
 def _dtype_name(a):
     return C.tname(a.dtype)
-
-
-def _not_implemented(kernel_name, a):
-    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{_dtype_name(a)}'")
 
 
 # --- convolution --------------------------------------------------------------------------------------------------
@@ -143,7 +123,7 @@ def _check_dtypes(x, w, bias):
         raise RuntimeError(f"Input type ({C.CPP_NAME[x.dtype.name]}) and bias type ({C.CPP_NAME[bias.dtype.name]}) "
                            f"should be the same")
     if x.dtype == _BOOL:
-        _not_implemented(f"slow_conv{x.ndim - 2}d_cpu", x)
+        C.not_implemented(f"slow_conv{x.ndim - 2}d_cpu", x.dtype)
 
 
 def _check_output_padding(output_padding, stride, dilation):
@@ -162,7 +142,7 @@ def _check_output_padding(output_padding, stride, dilation):
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """N-d convolution (cross-correlation) or, with ``transposed``, its transpose; batched input only."""
-    dev = _same_device(input, weight, bias)
+    dev = C.same_device(input, weight, bias)
     stride, padding, dilation, output_padding = _conv_params(weight, stride, padding, dilation, transposed,
                                                              output_padding, groups)
     x, w = input._a, weight._a
@@ -185,7 +165,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask):
     """(grad_input, grad_weight, grad_bias) of ``convolution``; entries whose mask is False are None."""
-    dev = _same_device(grad_output, input, weight)
+    dev = C.same_device(grad_output, input, weight)
     stride, padding, dilation, output_padding = _conv_params(weight, stride, padding, dilation, transposed,
                                                              output_padding, groups)
     g, x, w = grad_output._a, input._a, weight._a
@@ -316,7 +296,7 @@ def _max_pool_setup(self, kernel_size, stride, padding, dilation, ceil_mode):
     out_sizes = _pool_output_sizes(x.shape[-2:], kernel, stride, padding, dilation, ceil_mode)
     _pool_shape_check(x, kernel, stride, padding, dilation, out_sizes)
     if x.dtype == _BOOL:
-        _not_implemented("max_pool2d", x)
+        C.not_implemented("max_pool2d", x.dtype)
     return kernel, stride, padding, dilation, out_sizes
 
 
@@ -333,7 +313,7 @@ def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fa
 
 
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
-    dev = _same_device(grad_output, self, indices)
+    dev = C.same_device(grad_output, self, indices)
     gx = KP.max_pool_backward(grad_output._a, indices._a, self._a.shape[-2:])
     return C.make(gx, dev)
 
@@ -347,8 +327,8 @@ def _avg_pool_setup(self, kernel_size, stride, padding, ceil_mode, divisor_overr
         C._wrap_dim(d, x.ndim)   # torch reads the plane count and sizes first: IndexError below 3 dims
     out_sizes = _pool_output_sizes(x.shape[-2:], kernel, stride, padding, (1, 1), ceil_mode)
     _pool_shape_check(x, kernel, stride, padding, (1, 1), out_sizes)
-    if not (_is_float(x.dtype) or x.dtype == np.dtype(np.int64)):
-        _not_implemented("avg_pool2d", x)
+    if not (C.is_float(x.dtype) or x.dtype == np.dtype(np.int64)):
+        C.not_implemented("avg_pool2d", x.dtype)
     return kernel, stride, padding, out_sizes
 
 
@@ -362,7 +342,7 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
-    dev = _same_device(grad_output, self)
+    dev = C.same_device(grad_output, self)
     kernel, stride, padding, _ = _pool_args("avg_pool2d", kernel_size, stride, padding, None)
     gx = KP.avg_pool_backward(grad_output._a, self._a.shape[-2:], kernel, stride, padding, count_include_pad,
                               divisor_override)
@@ -397,8 +377,8 @@ def _adaptive_avg_pool2d(self, output_size):
             raise RuntimeError(f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {list(x.shape)} with dimension {i + x.ndim} being "
                                f"empty")
-    if not _is_float(x.dtype):
-        _not_implemented("adaptive_avg_pool2d", x)
+    if not C.is_float(x.dtype):
+        C.not_implemented("adaptive_avg_pool2d", x.dtype)
     return C.make(_adaptive_apply(x, x.shape[-2:], output_size, False), self._device)
 
 
@@ -410,7 +390,7 @@ def _adaptive_apply(a, in_sizes, out_sizes, transpose):
 
 
 def _adaptive_avg_pool2d_backward(grad_output, self):
-    dev = _same_device(grad_output, self)
+    dev = C.same_device(grad_output, self)
     g = grad_output._a
     return C.make(_adaptive_apply(g, self._a.shape[-2:], g.shape[-2:], True), dev)
 
@@ -436,11 +416,11 @@ def _upsample_input(self, output_size, kernel_name, allow_uint8):
     a = self._a
     if a.ndim == 4 and a.shape[1] == 0 and a.shape[0] != 0:
         raise RuntimeError(f"Non-empty 4D data tensor expected but got a tensor with sizes {list(a.shape)}")
-    if not (_is_float(a.dtype) or (allow_uint8 and a.dtype == np.dtype(np.uint8))):
+    if not (C.is_float(a.dtype) or (allow_uint8 and a.dtype == np.dtype(np.uint8))):
         if a.dtype == np.dtype(np.uint8):
             raise NotImplementedError(f"{kernel_name.split('_channels')[0]}: uint8 input is not supported by npusim "
                                       f"(torch rounds it with its own fixed-point weights); convert to float first")
-        _not_implemented(kernel_name, a)
+        C.not_implemented(kernel_name, a.dtype)
     return output_size
 
 

@@ -1,41 +1,22 @@
-"""Tensor-level kernels of the loss functions, distances and the small fused products.
+"""Tensor-level kernels of the loss functions.
 
 ``reduction`` is torch's enum (0 none, 1 mean, 2 sum). The negative
 log-likelihood works on (N, C) scores; ``nll_loss_nd`` and
 ``cross_entropy_loss`` decompose into dispatched ops (log_softmax,
 nll_loss_forward, reshapes), as torch's CompositeImplicitAutograd kernels do,
 so autograd sees each step. Errors are checked in torch's order.
-
-Also here, as the pieces losses and optimizers are built from: the fused
-pointwise ``addcmul`` / ``addcdiv`` (one pass, no intermediate tensors) and
-the compositions ``addr``, ``addbmm``, ``cross``, ``tensordot``, ``cdist``.
 """
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 
 from ..core import dtype as D
 from ..core.ops_namespace import aten
-from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import loss as K
 from . import common as C
 
 FROM_NP = C.FROM_NP
 _TARGET_TYPES = (np.dtype(np.int64), np.dtype(np.uint8))
-
-
-def _is_float_dtype(dt) -> bool:
-    return dt.kind == "f" or dt == C.BFLOAT16
-
-
-def _same_device(first: Tensor, *others):
-    dev = first._device
-    for t in others:
-        if isinstance(t, Tensor) and t._device is not dev:
-            C.raise_device_mismatch(dev, t._device)
-    return dev
 
 
 # --- negative log-likelihood -----------------------------------------------------------------------------
@@ -56,11 +37,11 @@ def _check_nll(self, target, weight):
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
         raise RuntimeError(f"weight tensor should be defined either for all {n_classes} classes or no classes but "
                            f"got weight tensor of shape: {list(weight.shape)}")
-    if not _is_float_dtype(self._a.dtype):
+    if not C.is_float(self._a.dtype):
         raise NotImplementedError(f"\"nll_loss_out_frame\" not implemented for '{C.tname(self._a.dtype)}'")
     if weight is not None and weight._a.dtype != self._a.dtype:
         raise RuntimeError(f"expected scalar type {C.tname(self._a.dtype)} but found {C.tname(weight._a.dtype)}")
-    return _same_device(self, target, weight)
+    return C.same_device(self, target, weight)
 
 
 def _rows(self, target):
@@ -82,7 +63,7 @@ def nll_loss_forward(self, target, weight, reduction, ignore_index):
 
 
 def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight):
-    dev = _same_device(self, grad_output, target, weight, total_weight)
+    dev = C.same_device(self, grad_output, target, weight, total_weight)
     a, t = _rows(self, target)
     g = grad_output._a
     if reduction == K.NONE and self.dim() == 1:
@@ -247,12 +228,12 @@ def huber_loss(self, target, reduction=1, delta=1.0):
 
 
 def binary_cross_entropy(self, target, weight=None, reduction=1):
-    dev = _same_device(self, target, weight)
+    dev = C.same_device(self, target, weight)
     x = self._a
     for other in (target, weight):
         if other is not None and other._a.dtype != x.dtype:
             raise RuntimeError(f"Found dtype {C.tname(other._a.dtype)} but expected {C.tname(x.dtype)}")
-    if not _is_float_dtype(x.dtype):
+    if not C.is_float(x.dtype):
         raise NotImplementedError(f"\"binary_cross_entropy\" not implemented for '{C.tname(x.dtype)}'")
     shapes = [x.shape, target._a.shape] + ([] if weight is None else [weight._a.shape])
     C.broadcast_shapes(*shapes)
@@ -262,7 +243,7 @@ def binary_cross_entropy(self, target, weight=None, reduction=1):
 
 def binary_cross_entropy_with_logits(self, target, weight=None, pos_weight=None, reduction=1):
     """The result takes the target's dtype, as torch's in-place formula gives it."""
-    dev = _same_device(self, target, weight, pos_weight)
+    dev = C.same_device(self, target, weight, pos_weight)
     out_dt = FROM_NP[target._a.dtype]
     dt = C.result_type(self, target)
     if not D.can_cast(dt, out_dt):
@@ -297,207 +278,14 @@ def kl_div(self, target, reduction=1, log_target=False):
     return loss
 
 
-# --- distances ----------------------------------------------------------------------------------------------
-
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 / |x1| * x2 / |x2|) over ``dim``; the norms are clamped below at ``eps``."""
-    dt = C.result_type(x1, x2)
-    if not dt.is_floating_point:
-        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is {C.TORCH_NAME[dt]}")
-    shape = list(C.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
-    if x1.dtype is not dt:
-        x1 = aten._to_copy.default(x1, dtype=dt)
-    if x2.dtype is not dt:
-        x2 = aten._to_copy.default(x2, dtype=dt)
-    if list(x1.shape) != shape:
-        x1 = aten.expand.default(x1, shape)
-    if list(x2.shape) != shape:
-        x2 = aten.expand.default(x2, shape)
-    d = _wrap_dim(dim, len(shape))
-    n1 = aten.clamp_min.default(aten.norm.ScalarOpt_dim(x1, 2, [d], True), eps)
-    n2 = aten.clamp_min.default(aten.norm.ScalarOpt_dim(x2, 2, [d], True), eps)
-    return aten.sum.dim_IntList(aten.mul.Tensor(aten.div.Tensor(x1, n1), aten.div.Tensor(x2, n2)), [d])
-
-
-# --- fused pointwise products -----------------------------------------------------------------------------
-
-_ADDCDIV_INTEGER = (
-    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
-    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
-    "npusim.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
-    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
-    "tensor2), for all dtypes.")
-
-
-def _addc(self, tensor1, tensor2, value, divide):
-    """(result array, result dtype, device) of self + value * tensor1 (* or /) tensor2."""
-    if divide and not tensor1.is_floating_point() and not tensor2.is_floating_point():
-        raise RuntimeError(_ADDCDIV_INTEGER)
-    dev = C.common_device(self, tensor1, tensor2)
-    C.check_devices(dev, self, tensor1, tensor2)
-    dt = C.result_type(self, tensor1, tensor2)
-    C.broadcast_shapes(self._a.shape, tensor1._a.shape, tensor2._a.shape)
-    cd = D.float32 if dt in (D.float16, D.bfloat16) else dt   # 16-bit floats compute in float32
-    v = C.checked_scalar(value, cd.np)
-    a, b, c = (C.array_operand(t, cd.np, dev) for t in (self, tensor1, tensor2))
-    r = np.true_divide(b, c) if divide else np.multiply(b, c)
-    if v != 1:
-        r = np.multiply(r, v)
-    r = np.add(a, r)
-    return (r if cd is dt else r.astype(dt.np)), dt, dev
-
-
-def addcmul(self, tensor1, tensor2, *, value=1):
-    r, _, dev = _addc(self, tensor1, tensor2, value, False)
-    return C.wrap(r, dev)
-
-
-def addcmul_(self, tensor1, tensor2, *, value=1):
-    r, dt, _ = _addc(self, tensor1, tensor2, value, False)
-    return C.finish_inplace(self, r, dt)
-
-
-def addcdiv(self, tensor1, tensor2, *, value=1):
-    r, _, dev = _addc(self, tensor1, tensor2, value, True)
-    return C.wrap(r, dev)
-
-
-def addcdiv_(self, tensor1, tensor2, *, value=1):
-    r, dt, _ = _addc(self, tensor1, tensor2, value, True)
-    return C.finish_inplace(self, r, dt)
-
-
-# --- product compositions -----------------------------------------------------------------------------------
-
-def _check_integral_coefficient(dt, name, v):
-    if not dt.is_floating_point and isinstance(v, float):
-        raise RuntimeError(f"For integral input tensors, argument {name} must not be a floating point number.")
-
-
-def _beta_self_plus(self, product, beta, alpha, shape):
-    """beta * self (broadcast to ``shape``) + alpha * product; beta 0 ignores self, NaN included."""
-    dt = C.result_type(self, product)
-    _check_integral_coefficient(dt, "beta", beta)
-    _check_integral_coefficient(dt, "alpha", alpha)
-    if beta == 0:
-        return aten.mul.Scalar(product, alpha) if alpha != 1 else aten.clone.default(product)
-    base = aten.expand.default(self, shape) if list(self.shape) != shape else self
-    if beta != 1:
-        base = aten.mul.Scalar(base, beta)
-    return aten.add.Tensor(base, product, alpha=alpha)
-
-
-def addr(self, vec1, vec2, *, beta=1, alpha=1):
-    """beta * self + alpha * outer(vec1, vec2)."""
-    for name, v in (("vec1", vec1), ("vec2", vec2)):
-        if v.dim() != 1:
-            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.dim()}-D")
-    return _beta_self_plus(self, aten.outer.default(vec1, vec2), beta, alpha, [vec1.shape[0], vec2.shape[0]])
-
-
-def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    """beta * self + alpha * sum over the batch of batch1[b] @ batch2[b]."""
-    for name, b in (("batch1", batch1), ("batch2", batch2)):
-        if b.dim() != 3:
-            raise RuntimeError(f"{name} must be a 3D tensor")
-    if batch1.shape[0] != batch2.shape[0]:
-        raise RuntimeError(f"batch1 and batch2 must have same number of batches, got {batch1.shape[0]} and "
-                           f"{batch2.shape[0]}")
-    if batch1.shape[2] != batch2.shape[1]:
-        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x{batch1.shape[2]} and "
-                           f"{batch2.shape[1]}x{batch2.shape[2]})")
-    product = aten.sum.dim_IntList(aten.bmm.default(batch1, batch2), [0])
-    return _beta_self_plus(self, product, beta, alpha, [batch1.shape[1], batch2.shape[2]])
-
-
-_CROSS_DIM_WARNED = []
-
-
-def cross(self, other, dim=None):
-    """The cross product along a dim of length 3 (by default, the first such dim, as torch.cross)."""
-    ndim = max(self.dim(), other.dim())
-    shape = C.broadcast_shapes(tuple(self.shape), tuple(other.shape))
-    if dim is None:
-        if not _CROSS_DIM_WARNED:
-            _CROSS_DIM_WARNED.append(True)
-            warnings.warn("Using npusim.cross without specifying the dim arg is deprecated.\nPlease either pass the "
-                          "dim explicitly or simply use npusim.linalg.cross.\nThe default value of dim will change to "
-                          "agree with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        dim = next((i for i, n in enumerate(shape) if n == 3), None)
-        if dim is None:
-            raise RuntimeError("no dimension of size 3 in input")
-    d = _wrap_dim(dim, ndim)
-    a_len = self.shape[d - ndim + self.dim()] if d - ndim + self.dim() >= 0 else 1
-    b_len = other.shape[d - ndim + other.dim()] if d - ndim + other.dim() >= 0 else 1
-    if a_len != 3 or b_len != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got {a_len} and {b_len}")
-
-    def part(t, i):
-        return aten.narrow.default(t, d - ndim + t.dim(), i, 1)
-
-    a0, a1, a2 = (part(self, i) for i in range(3))
-    b0, b1, b2 = (part(other, i) for i in range(3))
-    sub, mul = aten.sub.Tensor, aten.mul.Tensor
-    return aten.cat.default([sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
-                             sub(mul(a0, b1), mul(a1, b0))], d)
-
-
-def tensordot(self, other, dims_self, dims_other):
-    """Contract dims_self of self with dims_other of other (a permute, reshape and one matrix product)."""
-    if len(dims_self) != len(dims_other):
-        raise RuntimeError("both dimension lists should have same length")
-    if self.dtype is not other.dtype:
-        raise RuntimeError("both inputs should have same dtype")
-    ds = [_wrap_dim(d, self.dim()) for d in dims_self]
-    do = [_wrap_dim(d, other.dim()) for d in dims_other]
-    for a, b in zip(ds, do):
-        if self.shape[a] != other.shape[b]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {self.shape[a]} in dim {a} "
-                               f"and second has size {other.shape[b]} in dim {b}")
-    free_s = [d for d in range(self.dim()) if d not in ds]
-    free_o = [d for d in range(other.dim()) if d not in do]
-    k = 1
-    for d in ds:
-        k *= self.shape[d]
-    left = aten.reshape.default(aten.permute.default(self, free_s + ds), [-1, k])
-    right = aten.reshape.default(aten.permute.default(other, do + free_o), [k, -1])
-    out_shape = [self.shape[d] for d in free_s] + [other.shape[d] for d in free_o]
-    return aten.reshape.default(aten.mm.default(left, right), out_shape)
-
-
-# --- distances ------------------------------------------------------------------------------------------------
-
-def cdist(x1, x2, p=2.0, compute_mode=None):
-    """p-norm distances between the rows of x1 (..., P, M) and of x2 (..., R, M)."""
-    for name, x in (("X1", x1), ("X2", x2)):
-        if x.dim() < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
-    for name, x in (("X1", x1), ("X2", x2)):
-        if not x.is_floating_point():
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: {C.tname(x._a.dtype)}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    diff = aten.sub.Tensor(aten.unsqueeze.default(x1, -2), aten.unsqueeze.default(x2, -3))
-    return aten.norm.ScalarOpt_dim(diff, p, [-1], False)
-
-
-def dist(self, other, p=2):
-    return aten.norm.Scalar(aten.sub.Tensor(self, other), p)
-
-
 KERNELS = {
     "nll_loss_forward": nll_loss_forward, "nll_loss_backward": nll_loss_backward,
     "mse_loss": mse_loss, "l1_loss": l1_loss, "smooth_l1_loss": smooth_l1_loss, "huber_loss": huber_loss,
     "binary_cross_entropy": binary_cross_entropy,
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
-    "addcmul": addcmul, "addcmul_": addcmul_, "addcdiv": addcdiv, "addcdiv_": addcdiv_,
 }
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
 COMPOSITE_IMPLICIT = {
-    "nll_loss": nll_loss, "nll_loss_nd": nll_loss_nd, "cross_entropy_loss": cross_entropy_loss,
-    "kl_div": kl_div, "cosine_similarity": cosine_similarity, "addr": addr, "addbmm": addbmm, "cross": cross,
-    "tensordot": tensordot, "cdist": cdist, "dist": dist,
+    "nll_loss": nll_loss, "nll_loss_nd": nll_loss_nd, "cross_entropy_loss": cross_entropy_loss, "kl_div": kl_div,
 }

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.ops_namespace import aten
-from ..core.tensor import Tensor
 from ..kernels import normalization as K
 from ..kernels.array_api import HALF_TYPES
 from . import common as C
@@ -25,24 +24,8 @@ from . import reductions
 _F32 = np.dtype(np.float32)
 
 
-def _same_device(*tensors):
-    dev = None
-    for t in tensors:
-        if isinstance(t, Tensor):
-            if dev is None:
-                dev = t._device
-            elif t._device is not dev:
-                C.raise_device_mismatch(dev, t._device)
-    return dev
-
-
 def _arr(t):
     return None if t is None else t._a
-
-
-def _require_float(x, kernel_name):
-    if not (x.dtype.kind == "f" or x.dtype in HALF_TYPES):
-        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{C.tname(x.dtype)}'")
 
 
 def _stat_dtype(x, *params):
@@ -80,10 +63,10 @@ def _check_layer_norm(input, normalized_shape, weight, bias, rms=False):
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    dev = _same_device(input, weight, bias)
+    dev = C.same_device(input, weight, bias)
     shape = _check_layer_norm(input, normalized_shape, weight, bias)
     x = input._a
-    _require_float(x, "LayerNormKernelImpl")
+    C.require_float(x, "LayerNormKernelImpl")
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias))
     y, mean, rstd = K.layer_norm(x, len(shape), _arr(weight), _arr(bias), eps, stat_dt)
     return C.make(y, dev), C.make(mean, dev), C.make(rstd, dev)
@@ -99,7 +82,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     composition; ``eps`` None is the machine epsilon of that computation dtype)."""
     shape = _check_layer_norm(input, normalized_shape, weight, None, rms=True)
     x = input._a
-    _require_float(x, "rms_norm")
+    C.require_float(x, "rms_norm")
     opmath = D.float32 if x.dtype in HALF_TYPES else C.FROM_NP[x.dtype]
     if eps is None:
         eps = float(D.finfo(opmath).eps)
@@ -132,10 +115,10 @@ def _check_batch_norm(input, weight, bias, running_mean, running_var, training):
 
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """(output, save_mean, save_invstd); in training the running statistics are updated in place."""
-    dev = _same_device(input, weight, bias, running_mean, running_var)
+    dev = C.same_device(input, weight, bias, running_mean, running_var)
     _check_batch_norm(input, weight, bias, running_mean, running_var, training)
     x = input._a
-    _require_float(x, "batch_norm")
+    C.require_float(x, "batch_norm")
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias), _arr(running_mean), _arr(running_var))
     w, b = _arr(weight), _arr(bias)
     if not training:
@@ -182,13 +165,13 @@ def _check_group_norm(input, num_groups, weight, bias):
 
 def native_group_norm(input, weight, bias, N, C_, HxW, group, eps):
     """(output, mean, rstd), the statistics shaped (N, group)."""
-    dev = _same_device(input, weight, bias)
+    dev = C.same_device(input, weight, bias)
     x = input._a
     if x.size != N * C_ * HxW or (x.ndim >= 2 and x.shape[1] != C_):
         raise RuntimeError(f"Expected input to have {N * C_ * HxW} elements (N={N}, C={C_}, HxW={HxW}), but got "
                            f"input of size {list(x.shape)}")
     _check_group_norm(input, group, weight, bias)
-    _require_float(x, "GroupNormKernelImpl")
+    C.require_float(x, "GroupNormKernelImpl")
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias))
     y, mean, rstd = K.group_norm(x, group, _arr(weight), _arr(bias), eps, stat_dt)
     return C.make(y, dev), C.make(mean, dev), C.make(rstd, dev)

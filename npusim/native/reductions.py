@@ -34,10 +34,6 @@ def _dt(t: Tensor) -> D.dtype:
     return FROM_NP[t._a.dtype]
 
 
-def _is_float(a) -> bool:
-    return FROM_NP[a.dtype].is_floating_point
-
-
 def _axes(dim, ndim):
     """An ``int[1]? dim`` argument as array axes: None/[] mean every dim; a 0-dim input reduces nothing."""
     axes = C.dims_arg(dim, ndim)
@@ -319,7 +315,7 @@ def _var_std(self, dim, correction, keepdim, fname, type_error, want_std, out=No
     With ``out`` the statistics are computed in its dtype (the input is cast to it), as torch does.
     """
     a = self._a
-    if not _is_float(a):
+    if not C.is_float(a.dtype):
         raise RuntimeError(type_error)
     if out is not None:
         out_dt = _out_dtype(out)
@@ -387,8 +383,8 @@ def _vector_norm(self, p, dim, keepdim, dtype):
     if p is None:
         p = 2
     if isinstance(p, str):
-        raise RuntimeError(f"aten::norm() Expected a value of type 'number' for argument 'p' but instead found "
-                           f"type 'str'.")
+        raise RuntimeError("aten::norm() Expected a value of type 'number' for argument 'p' but instead found "
+                           "type 'str'.")
     axes = _axes(dim, a.ndim)
     if a.size == 0 and (p < 0 or p == float("inf")):
         # max/min-like norms have no identity to give an empty reduction

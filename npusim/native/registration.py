@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from . import binary as B
 from . import factories as F
-from . import indexing_ops, joining, linalg, random_ops, reductions, sorting
-from . import nn_activation_ops, nn_loss_ops
-from . import nn_conv_ops, nn_norm_ops
+from . import distances, fused_pointwise, indexing_ops, joining, linalg, product_compositions, random_ops, reductions
+from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, nn_embedding_ops, nn_loss_ops
+from . import nn_norm_ops, nn_padding_ops, sorting
 from . import unary as U
 from . import views as V
 
@@ -110,8 +110,8 @@ def _build() -> dict:
         "_local_scalar_dense": F.local_scalar_dense, "resize_": F.resize_,
     })
     # families that keep their own table
-    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, nn_activation_ops, nn_loss_ops,
-                   nn_conv_ops, nn_norm_ops):
+    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
+                   nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops):
         t.update(module.KERNELS)
     return t
 
@@ -130,10 +130,12 @@ KERNELS = _build()
 # explicit ones are kernels in their own right, implicit ones decompose into other ops.
 COMPOSITE = {"_to_copy": F.to_copy}
 COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
-COMPOSITE_IMPLICIT.update(nn_activation_ops.COMPOSITE_IMPLICIT)
-COMPOSITE_IMPLICIT.update(nn_loss_ops.COMPOSITE_IMPLICIT)
-COMPOSITE_IMPLICIT.update(nn_conv_ops.COMPOSITE_IMPLICIT)
-COMPOSITE_IMPLICIT.update(nn_norm_ops.COMPOSITE_IMPLICIT)
+for _module in (U, product_compositions, distances, nn_activation_ops, nn_padding_ops, nn_dropout_ops,
+                nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops):
+    COMPOSITE_IMPLICIT.update(_module.COMPOSITE_IMPLICIT)
+# An op that decomposes has no backend kernel of its own: one would take the autograd key from the decomposition.
+for _name in COMPOSITE_IMPLICIT:
+    KERNELS.pop(_name, None)
 
 
 def register_kernels(lib, key, exclude=()):

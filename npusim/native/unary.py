@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import dtype as D
+from ..core.ops_namespace import aten
 from ..kernels import elementwise as K
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES
@@ -16,10 +17,6 @@ from . import common as C
 
 _ndarray = np.ndarray
 FROM_NP = C.FROM_NP
-
-
-def _not_implemented(kernel_name, dt):
-    raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{C.tname(dt)}'")
 
 
 def _float_input(self):
@@ -70,7 +67,7 @@ def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_ident
         if a.dtype == np.bool_ and not allow_bool:
             if bool_error is not None:
                 raise RuntimeError(bool_error)
-            _not_implemented(kernel_name, a.dtype)
+            C.not_implemented(kernel_name, a.dtype)
 
     def functional(self):
         a = self._a
@@ -157,7 +154,7 @@ SAME = {
 
 def _bitwise_not_fn(a, out=None):
     if a.dtype.kind == "f" or a.dtype == C.BFLOAT16:
-        _not_implemented("bitwise_not_cpu", a.dtype)
+        C.not_implemented("bitwise_not_cpu", a.dtype)
     return np.invert(a, out=out)
 
 
@@ -174,12 +171,12 @@ def _round_compute(self, decimals):
     integral = a.dtype.kind in "iub"
     if decimals is None:
         if a.dtype == np.bool_:
-            _not_implemented("round_vml_cpu", a.dtype)
+            C.not_implemented("round_vml_cpu", a.dtype)
         if integral:
             return a.copy()
         return K.round_half_even(a)
     if integral:
-        _not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", a.dtype)
+        C.not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", a.dtype)
     return K.round_decimals(a, decimals)
 
 
@@ -210,6 +207,16 @@ def square_(self):
     P.unary(np.square, self._a, self._a)
     self._bump_version()
     return self
+
+
+def square_out(self, *, out):
+    """torch's square.out is pow(self, 2) written into ``out`` (bool squares to int64 there too)."""
+    return aten.pow.Tensor_Scalar_out(self, 2, out=out)
+
+
+def sgn_(self):
+    """sgn is sign for real dtypes; decomposing into sign_ gives it sign_'s derivative."""
+    return aten.sign_.default(self)
 
 
 def relu(self):
@@ -243,3 +250,7 @@ def nan_to_num_out(self, nan=None, posinf=None, neginf=None, out=None):
 
 def nan_to_num_(self, nan=None, posinf=None, neginf=None):
     return C.write_out(self, nan_to_num(self, nan, posinf, neginf)._a)
+
+
+# Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
+COMPOSITE_IMPLICIT = {"square.out": square_out, "sgn_": sgn_}

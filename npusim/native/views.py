@@ -183,19 +183,35 @@ def expand(self, size, implicit=False):
         target = size   # the common case (sum's backward): nothing to resolve or refuse
     else:
         target = _expanded_shape(a, size, lead)
-    if a.__class__ is _ndarray and a.flags.c_contiguous:
-        # the stride-0 view np.broadcast_to makes (same strides, read-only), built directly: its checks cost
-        # four times as much, and sum's backward expands every time
-        strides = (0,) * lead + tuple(0 if n == 1 else st for st, n in zip(a.strides, a.shape))
-        try:
-            r = _ndarray(target, a.dtype, a, 0, strides)
-        except (ValueError, TypeError):   # a buffer NumPy will not export: take the general path
-            pass
+    strides, broadcast = _expanded_strides(a, target, lead)
+    r = strided_view(a, target, strides)
+    if broadcast and r.__class__ is _ndarray:
+        r.flags.writeable = False   # elements share memory: in-place writes must refuse (torch's overlap check)
+    return make_view(r, self)
+
+
+def _expanded_strides(a, target, lead):
+    """torch's byte strides of ``a`` expanded to ``target``, and whether any elements now share memory.
+
+    A dim that keeps its size keeps its stride (size-1 dims included); a dim that grows reads with stride
+    0; a new leading dim of size 1 strides over the dim after it, as torch's inferExpandGeometry does.
+    """
+    shape, st = a.shape, a.strides
+    strides = [0] * len(target)
+    broadcast = False
+    after = 0   # size * stride of the dim to the right (0 past the last, as for a 0-dim tensor)
+    for i in range(len(target) - 1, -1, -1):
+        n = target[i]
+        if i >= lead and shape[i - lead] == n:
+            s = st[i - lead]
+        elif i < lead and n == 1:
+            s = after
         else:
-            r.flags.writeable = False
-            return make_view(r, self)
-    xp = namespace_of(a)
-    return make_view(xp.broadcast_to(a, target), self)
+            s = 0
+            broadcast = broadcast or n > 1
+        strides[i] = s
+        after = n * s
+    return tuple(strides), broadcast
 
 
 def _expanded_shape(a, size, lead):
@@ -233,8 +249,11 @@ def squeeze(self, dim=None):
 def unsqueeze(self, dim):
     a = self._a
     d = _wrap_dim(dim, a.ndim + 1)
-    return make_view(a.reshape(a.shape[:d] + (1,) + a.shape[d:]) if a.__class__ is not _ndarray
-                     else np.expand_dims(a, d), self)
+    shape, st = a.shape, a.strides
+    # torch's stride for the new dim is the size times stride of the dim it lands before (one element at the
+    # end), and the other strides stay: NumPy's reshape / expand_dims would re-derive those of size-1 dims
+    new = shape[d] * st[d] if d < a.ndim else a.itemsize
+    return make_view(strided_view(a, shape[:d] + (1,) + shape[d:], st[:d] + (new,) + st[d:]), self)
 
 
 def flatten(self, start_dim=0, end_dim=-1):
@@ -402,7 +421,15 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 
 
 def strided_view(a, shape, byte_strides):
+    """A view of ``a``'s memory with ``shape`` and ``byte_strides`` (in bytes, from ``a``'s first element)."""
     if a.__class__ is _ndarray:
+        if a.flags.c_contiguous:
+            # the ndarray constructor over a's buffer is several times cheaper than as_strided; it refuses
+            # strides that leave the buffer, which as_strided below allows
+            try:
+                return _ndarray(shape, a.dtype, a, 0, byte_strides)
+            except (ValueError, TypeError):
+                pass
         return _np_as_strided(a, shape=shape, strides=byte_strides)
     return namespace_of(a).lib.stride_tricks.as_strided(a, shape=shape, strides=byte_strides)
 

@@ -1,0 +1,70 @@
+"""c10's checked conversion of a Python number written into a tensor.
+
+fill_, full, masked_fill, index_fill, setitem, clamp's bounds and the like take a
+Python (or NumPy) number and store it in the tensor's dtype; torch refuses the
+values that dtype cannot hold, with one message.
+"""
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+
+_BF16 = np.dtype(ml_dtypes.bfloat16)
+_HALF = np.dtype(np.float16)
+
+# the C++ type names c10 prints in its overflow message
+C10_NAME = {
+    np.dtype(np.bool_): "bool", np.dtype(np.uint8): "uint8_t", np.dtype(np.int8): "int8_t",
+    np.dtype(np.int16): "int16_t", np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t", _HALF: "c10::Half",
+    _BF16: "c10::BFloat16", np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+}
+_INT_LIMITS = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+               for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
+# the largest finite value of the floating dtypes a Python float can exceed
+_FLOAT_MAX = {dt: float(ml_dtypes.finfo(dt).max) for dt in (_HALF, _BF16, np.dtype(np.float32))}
+
+
+def overflow(np_dt):
+    raise RuntimeError(f"value cannot be converted to type {C10_NAME[np_dt]} without overflow")
+
+
+def checked_scalar(value, np_dt, *, check_reduced_float=True):
+    """``value`` (a Python or NumPy number) as a scalar of ``np_dt``, refusing what c10 refuses.
+
+    A Python int must fit in int64 or uint64 (as torch parses it); integers must then fit the
+    target (an unsigned target also takes negatives down to -max, which wrap); floats going to
+    an integer type must lie within its range (no NaN); floats going to a floating type must be
+    finite-in-range, inf or NaN. Bool targets take anything. Setitem skips the range check for
+    float16 / bfloat16 targets (``check_reduced_float=False``), as torch does there.
+    """
+    if isinstance(value, np.generic):
+        value = value.item()   # NumPy scalars convert like the Python numbers they hold
+    kind = np_dt.kind
+    if value.__class__ is bool:
+        return np_dt.type(value if kind == "b" else int(value))
+    if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:
+        raise OverflowError("can't convert negative int to unsigned" if value < 0 else "int too big to convert")
+    if kind == "b":
+        return np_dt.type(bool(value))
+    limits = _INT_LIMITS.get(np_dt)
+    if limits is not None:
+        low, high = limits
+        if isinstance(value, int):
+            if value > high or (value < low and not (kind == "u" and -value <= high)):
+                overflow(np_dt)
+            # a negative value wraps into an unsigned type (two's complement)
+            return np.array(value).astype(np_dt)[()] if value < 0 and kind == "u" else np_dt.type(value)
+        f = float(value)
+        if f != f or f < low or f > high:
+            overflow(np_dt)
+        return np_dt.type(int(f))
+    f = float(value)
+    high = _FLOAT_MAX.get(np_dt)
+    if high is not None and abs(f) > high and math.isfinite(f):
+        if check_reduced_float or np_dt not in (_HALF, _BF16):
+            overflow(np_dt)
+        with np.errstate(over="ignore"):   # rounds to inf, as torch does there
+            return np_dt.type(f)
+    return np_dt.type(f)

@@ -1,0 +1,56 @@
+"""addcmul / addcdiv: ``self + value * tensor1 (* or /) tensor2`` in one pass, with torch's promotion."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import dtype as D
+from . import common as C
+
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "npusim.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+
+
+def _addc(self, tensor1, tensor2, value, divide):
+    """(result array, result dtype, device) of self + value * tensor1 (* or /) tensor2."""
+    if divide and not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    dev = C.common_device(self, tensor1, tensor2)
+    C.check_devices(dev, self, tensor1, tensor2)
+    dt = C.result_type(self, tensor1, tensor2)
+    C.broadcast_shapes(self._a.shape, tensor1._a.shape, tensor2._a.shape)
+    cd = D.float32 if dt in (D.float16, D.bfloat16) else dt   # 16-bit floats compute in float32
+    v = C.checked_scalar(value, cd.np)
+    a, b, c = (C.array_operand(t, cd.np, dev) for t in (self, tensor1, tensor2))
+    r = np.true_divide(b, c) if divide else np.multiply(b, c)
+    if v != 1:
+        r = np.multiply(r, v)
+    r = np.add(a, r)
+    return (r if cd is dt else r.astype(dt.np)), dt, dev
+
+
+def addcmul(self, tensor1, tensor2, *, value=1):
+    r, _, dev = _addc(self, tensor1, tensor2, value, False)
+    return C.wrap(r, dev)
+
+
+def addcmul_(self, tensor1, tensor2, *, value=1):
+    r, dt, _ = _addc(self, tensor1, tensor2, value, False)
+    return C.finish_inplace(self, r, dt)
+
+
+def addcdiv(self, tensor1, tensor2, *, value=1):
+    r, _, dev = _addc(self, tensor1, tensor2, value, True)
+    return C.wrap(r, dev)
+
+
+def addcdiv_(self, tensor1, tensor2, *, value=1):
+    r, dt, _ = _addc(self, tensor1, tensor2, value, True)
+    return C.finish_inplace(self, r, dt)
+
+
+KERNELS = {"addcmul": addcmul, "addcmul_": addcmul_, "addcdiv": addcdiv, "addcdiv_": addcdiv_}

@@ -1,0 +1,77 @@
+"""scaled_dot_product_attention as a composition of dispatched ops, with torch's math-backend semantics."""
+from __future__ import annotations
+
+import math
+
+from ..core import dtype as D
+from ..core.ops_namespace import aten
+from . import common as C
+
+
+def _cpp_name(dt) -> str:
+    return C.CPP_NAME[dt.name]
+
+
+def _check_attention(query, key, value, attn_mask, is_causal):
+    if not (query.dtype is key.dtype is value.dtype):
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{_cpp_name(query.dtype)} key.dtype: {_cpp_name(key.dtype)} and value.dtype: "
+                           f"{_cpp_name(value.dtype)} instead.")
+    if attn_mask is not None and attn_mask.dtype is not D.bool and attn_mask.dtype is not query.dtype:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                           f"attn_mask.dtype: {_cpp_name(attn_mask.dtype)} and  query.dtype: "
+                           f"{_cpp_name(query.dtype)} instead.")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if not query.is_floating_point():
+        raise RuntimeError(f"expected scalar type Float but found {C.tname(query._a.dtype)}")
+
+
+def _repeat_heads(t, groups):
+    """(..., H, S, E) -> (..., H * groups, S, E), each head repeated ``groups`` times in a row."""
+    shape = list(t.shape)
+    expanded = shape[:-2] + [groups] + shape[-2:]
+    t = aten.expand.default(aten.unsqueeze.default(t, -3), expanded)
+    return aten.reshape.default(t, shape[:-3] + [shape[-3] * groups] + shape[-2:])
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
+                                 enable_gqa=False):
+    """softmax(q k^T * scale + mask) v, with torch's math-backend semantics."""
+    _check_attention(query, key, value, attn_mask, is_causal)
+    if enable_gqa and query.dim() >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        if hk != hq:
+            key = _repeat_heads(key, hq // hk)
+        if hv != hq:
+            value = _repeat_heads(value, hq // hv)
+    length, source = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    # torch scales both operands by sqrt(scale) for range, then adds the mask
+    root = math.sqrt(scale)
+    scores = aten.matmul.default(aten.mul.Scalar(query, root), aten.transpose.int(aten.mul.Scalar(key, root), -2, -1))
+    if is_causal:
+        attn_mask = aten.tril.default(aten.ones.default([length, source], dtype=D.bool, device=query.device))
+    if attn_mask is not None:
+        if attn_mask.dtype is D.bool:
+            scores = aten.masked_fill.Scalar(scores, aten.logical_not.default(attn_mask), -math.inf)
+        else:
+            scores = aten.add.Tensor(scores, attn_mask)
+    dead = None
+    if attn_mask is not None:
+        # rows with every position masked attend to nothing (torch's safe softmax), not to NaN; their
+        # scores are zeroed first so that no NaN reaches the softmax's backward either
+        dead = aten.all.dim(aten.eq.Scalar(scores, -math.inf), -1, True)
+        scores = aten.masked_fill.Scalar(scores, dead, 0.0)
+    weights = aten.softmax.int(scores, -1)
+    if dead is not None:
+        weights = aten.masked_fill.Scalar(weights, dead, 0.0)
+    if dropout_p > 0:
+        weights = aten.dropout.default(weights, dropout_p, True)
+    return aten.matmul.default(weights, value)
+
+
+# Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
+COMPOSITE_IMPLICIT = {"scaled_dot_product_attention": scaled_dot_product_attention}
