@@ -40,6 +40,9 @@ def test_only_floating_tensors_can_require_grad(dtype, device):
         t.requires_grad = True
     with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require"):
         npusim.ones(2, dtype=getattr(npusim, dtype), device=device, requires_grad=True)
+    with pytest.raises(RuntimeError, match="^Only Tensors of floating point and complex dtype can require"):
+        npusim.nn.Parameter(t)
+    assert not npusim.nn.Parameter(t, requires_grad=False).requires_grad
     t.requires_grad_(False)   # turning it off is always fine
     assert not t.requires_grad
 
@@ -525,6 +528,23 @@ def test_detect_anomaly_reports_nan_gradients(device):
             with pytest.raises(RuntimeError, match="Function 'MulBackward0' returned nan values in its 0th "
                                                    "output."):
                 y.sum().backward()
+    assert not npusim.autograd.is_anomaly_enabled()
+
+
+
+def test_set_detect_anomaly_sets_now_and_restores_on_exit():
+    assert not npusim.autograd.is_anomaly_enabled()
+    with npusim.autograd.set_detect_anomaly(True, check_nan=False):
+        assert npusim.autograd.is_anomaly_enabled() and not npusim.autograd.is_anomaly_check_nan_enabled()
+    assert not npusim.autograd.is_anomaly_enabled() and npusim.autograd.is_anomaly_check_nan_enabled()
+    setter = npusim.autograd.set_detect_anomaly(True)
+    try:
+        assert npusim.autograd.is_anomaly_enabled()
+        # as in torch it is no decorator: decorating would leave the mode set for good
+        with pytest.raises(TypeError, match="'set_detect_anomaly' object is not callable"):
+            setter(lambda: None)
+    finally:
+        setter.__exit__(None, None, None)
     assert not npusim.autograd.is_anomaly_enabled()
 
 

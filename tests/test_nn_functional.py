@@ -420,6 +420,65 @@ def test_linear_errors(device):
         F.linear(x, tensor(np.ones((5, 4)), device))
 
 
+
+@pytest.mark.parametrize("x1_shape, x2_shape", [((3, 4), (3, 2)), ((2, 3, 4), (2, 3, 2)), ((4,), (2,))])
+def test_bilinear_values_and_gradients(device, x1_shape, x2_shape):
+    x1, x2 = RNG.standard_normal(x1_shape), RNG.standard_normal(x2_shape)
+    w, b = RNG.standard_normal((5, 4, 2)), RNG.standard_normal(5)
+    expected = np.einsum("...i,oij,...j->...o", x1, w, x2)
+    r = F.bilinear(tensor(x1, device), tensor(x2, device), tensor(w, device), tensor(b, device))
+    np.testing.assert_allclose(host(r), expected + b, rtol=1e-12)
+    np.testing.assert_allclose(host(F.bilinear(tensor(x1, device), tensor(x2, device), tensor(w, device))), expected,
+                               rtol=1e-12)
+    assert gradcheck(F.bilinear, (leaf64(x1, device), leaf64(x2, device), leaf64(w, device), leaf64(b, device)))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shapes", [
+    ((2, 3), (4,), (5, 3, 4), None), ((2, 3), (3, 4), (5, 3, 4), None), ((2, 2), (2, 4), (5, 3, 4), None),
+    ((2, 3), (2, 5), (5, 3, 4), None), ((2, 3), (2, 4), (5, 3, 4), (6,)), ("x", (2, 4), (5, 3, 4), None),
+    ((2, 3), (2, 4), (5, 3, 4), "b"),
+], ids=["dims", "batch", "input1", "input2", "bias", "not-a-tensor", "bias-not-a-tensor"])
+def test_bilinear_errors_match_torch(torch, device, shapes):
+    def args(lib, dev):
+        return [a if isinstance(a, str) or a is None else lib.ones(a, device=dev) for a in shapes]
+    same_error(lambda: torch.nn.functional.bilinear(*args(torch, "cpu")),
+               lambda: F.bilinear(*args(npusim, device)))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_multi_head_attention_forward_matches_torch(torch, device, need_weights):
+    """The functional form behind nn.MultiheadAttention, called directly with torch's packed weights."""
+    e, heads = 8, 2
+    arrays = [RNG.standard_normal(s).astype(np.float32) for s in
+              ((5, 3, e), (7, 3, e), (7, 3, e), (3 * e, e), (3 * e,), (e, e), (e,))]
+    mask = RNG.random((3, 7)) > 0.7
+
+    def run(lib, fn, dev):
+        q, k, v, w_in, b_in, w_out, b_out = (lib.tensor(a, device=dev) for a in arrays)
+        out, weights = fn(q, k, v, e, heads, w_in, b_in, None, None, False, 0.0, w_out, b_out, training=False,
+                          key_padding_mask=lib.tensor(mask, device=dev), need_weights=need_weights)
+        return out, weights
+
+    ours = run(npusim, F.multi_head_attention_forward, device)
+    theirs = run(torch, torch.nn.functional.multi_head_attention_forward, "cpu")
+    np.testing.assert_allclose(host(ours[0]), theirs[0].numpy(), rtol=1e-5, atol=1e-6)
+    if need_weights:
+        np.testing.assert_allclose(host(ours[1]), theirs[1].numpy(), rtol=1e-5, atol=1e-6)
+    else:
+        assert ours[1] is None and theirs[1] is None
+
+
+def test_functional_exports_every_public_function():
+    """``from npusim.nn.functional import *`` brings the convolution and attention functions too."""
+    names = {}
+    exec("from npusim.nn.functional import *", names)
+    for name in ("conv2d", "layer_norm", "interpolate", "normalize", "bilinear", "multi_head_attention_forward",
+                 "scaled_dot_product_attention"):
+        assert names[name] is getattr(F, name)
+
+
 # --- dropout -------------------------------------------------------------------------------------------------
 
 def test_dropout_outside_training_or_with_p_zero_is_the_identity(device):
@@ -1224,8 +1283,8 @@ def test_product_composition_gradients(device):
 
 
 def test_cross_without_dim_warns_once(device, monkeypatch):
-    from npusim.native import nn_loss_ops
-    monkeypatch.setattr(nn_loss_ops, "_CROSS_DIM_WARNED", [])
+    from npusim.native import product_compositions
+    monkeypatch.setattr(product_compositions, "_CROSS_DIM_WARNED", [])
     a = tensor(np.ones((2, 3)), device)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

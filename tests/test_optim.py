@@ -391,6 +391,25 @@ def test_pickled_optimizer_is_usable():
     assert restored.state[q]["step"].item() == 2.0
 
 
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "RMSprop"])
+def test_state_dict_with_a_number_step_loads_as_a_tensor(name):
+    """Checkpoints from before step counters were tensors keep ``step`` as a Python number."""
+    p, opt = run_steps(name, dict(lr=0.01), "cpu", GRADS[:2])
+    sd = opt.state_dict()
+    sd["state"][0] = dict(sd["state"][0], step=2)   # state_dict() shares the live state dicts
+    q = leaf(host(p))
+    opt2 = getattr(optim, name)([q], lr=0.01)
+    opt2.load_state_dict(sd)
+    step = opt2.state[q]["step"]
+    assert isinstance(step, npusim.Tensor) and step.dtype == npusim.float32 and step.item() == 2.0
+    p.grad = npusim.tensor(GRADS[2])
+    q.grad = npusim.tensor(GRADS[2])
+    opt.step()
+    opt2.step()
+    assert np.array_equal(host(p), host(q))
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 BAD_CONSTRUCTIONS = [

@@ -19,7 +19,7 @@ __all__ = [
     "glu", "prelu", "tanh", "sigmoid", "softsign", "tanhshrink", "softmax", "log_softmax", "softmin", "one_hot",
     "embedding", "linear", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
     "dropout3d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-    "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity", "normalize",
+    "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity", "bilinear",
     "scaled_dot_product_attention",
 ]
 
@@ -41,18 +41,18 @@ def _reduction_enum(reduction) -> int:
         raise ValueError(f"{reduction} is not a valid value for reduction") from None
 
 
-def _legacy_reduction(size_average, reduce, emit_warning=True) -> str:
-    """torch's mapping of the deprecated size_average / reduce flags to a reduction string."""
+def _legacy_reduction(size_average, reduce) -> str:
+    """torch's mapping of the deprecated size_average / reduce flags to a reduction string (with its warning)."""
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "mean" if size_average and reduce else ("sum" if reduce else "none")
-    if emit_warning:
-        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                      stacklevel=3)
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=3)
     return ret
 
 
 def _resolve_reduction(size_average, reduce, reduction) -> str:
+    """``reduction``, or what the deprecated flags say when either is given."""
     if size_average is not None or reduce is not None:
         return _legacy_reduction(size_average, reduce)
     return reduction
@@ -296,6 +296,36 @@ def linear(input, weight, bias=None):
     return aten.linear.default(input, weight, bias)
 
 
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = x1[..., :] @ weight[o] @ x2[..., :] + bias[o], with aten::bilinear's checks."""
+    _check_tensor(input1, "bilinear", "input1", 1)
+    _check_tensor(input2, "bilinear", "input2", 2)
+    _check_tensor(weight, "bilinear", "weight", 3)
+    if bias is not None:
+        _check_tensor(bias, "bilinear", "bias", 4)
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i in range(input1.dim() - 1):
+        if input1.size(i) != input2.size(i):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.size(i)} "
+                               f"and {input2.size(i)}")
+    out_features, in1, in2 = weight.shape
+    if input1.size(-1) != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but "
+                           f"expected {in1}")
+    if input2.size(-1) != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.size(-1)} but "
+                           f"expected {in2}")
+    if bias is not None and bias.size(0) != out_features:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
+                           f"{out_features}")
+    # One matmul against weight laid out as (in1, out * in2), then a product-sum over in2.
+    mixed = input1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
+    mixed = mixed.unflatten(-1, (out_features, in2))
+    out = (mixed * input2.unsqueeze(-2)).sum(-1)
+    return out if bias is None else out + bias
+
+
 # --- dropout -------------------------------------------------------------------------------------------------
 
 def _check_p(p):
@@ -507,10 +537,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(target log(input) + (1 - target) log(1 - input)), input probabilities in [0, 1]."""
     _check_tensor(input, "binary_cross_entropy")
     _check_tensor(target, "binary_cross_entropy", "target", 2)
-    if size_average is not None or reduce is not None:
-        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
-    else:
-        enum = _reduction_enum(reduction)
+    enum = _reduction_enum(_resolve_reduction(size_average, reduce, reduction))
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
@@ -542,10 +569,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """Binary cross-entropy of sigmoid(input), computed stably from the logits."""
     _check_tensor(input, "binary_cross_entropy_with_logits")
     _check_tensor(target, "binary_cross_entropy_with_logits", "target", 2)
-    if size_average is not None or reduce is not None:
-        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
-    else:
-        enum = _reduction_enum(reduction)
+    enum = _reduction_enum(_resolve_reduction(size_average, reduce, reduction))
     if target.size() != input.size():
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
     _no_grad_arg(weight, "weight", "binary_cross_entropy_with_logits")
@@ -559,16 +583,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     _check_tensor(x1, "cosine_similarity", "x1", 1)
     _check_tensor(x2, "cosine_similarity", "x2", 2)
     return aten.cosine_similarity.default(x1, x2, dim, eps)
-
-
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(||input||_p over dim, eps)."""
-    denom = aten.clamp_min.default(aten.norm.ScalarOpt_dim(input, p, [dim], True), eps)
-    r = aten.div.Tensor(input, aten.expand.default(denom, list(input.shape)))
-    if out is not None:
-        aten.copy_.default(out, r)
-        return out
-    return r
 
 
 # --- attention ----------------------------------------------------------------------------------------------
@@ -588,4 +602,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                                      enable_gqa=enable_gqa)
 
 
-from .functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, normalisation, resampling)
+# The rest of torch.nn.functional lives in its own files (functional_attention reads this module's
+# functions, so it comes last).
+from . import functional_attention as _functional_attention, functional_conv as _functional_conv  # noqa: E402
+from .functional_attention import multi_head_attention_forward  # noqa: E402,F401
+from .functional_conv import (  # noqa: E402,F401
+    adaptive_avg_pool2d, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d, group_norm,
+    interpolate, layer_norm, max_pool2d, normalize, rms_norm,
+)
+
+__all__ += _functional_conv.__all__ + _functional_attention.__all__

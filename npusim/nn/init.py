@@ -9,7 +9,12 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from ..core.autograd.grad_mode import no_grad
+from ..core.factories import tensor as _make_tensor
+from ..core.functional import argsort as _argsort, where as _where
+from ..core.public_factories import empty as _empty, empty_like as _empty_like, eye as _eye
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
@@ -75,9 +80,8 @@ def eye_(tensor):
     """Fill a 2-D tensor with the identity matrix."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..core.public_factories import eye
     with no_grad():
-        eye(*tensor.shape, out=tensor, requires_grad=tensor.requires_grad)
+        _eye(*tensor.shape, out=tensor, requires_grad=tensor.requires_grad)
     return tensor
 
 
@@ -111,8 +115,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    from ..core.functional import where
-    from ..core.public_factories import empty_like
     with no_grad():
         mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
         if mass > 0.3:
@@ -124,15 +126,15 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 mask = (result < lo) | (result > hi)
                 if not mask.any():
                     break
-                result = where(mask, empty_like(result).normal_(mean, std, generator=generator), result)
+                result = _where(mask, _empty_like(result).normal_(mean, std, generator=generator), result)
             if result is not tensor:
                 tensor.copy_(result)
         else:
             # A narrow window: propose uniformly in [a, b] and accept by the normal density.
             mode = max(a, min(mean, b))
             log_peak = -0.5 * ((mode - mean) / std) ** 2
-            candidates = empty_like(tensor)
-            accept_buf = empty_like(tensor)
+            candidates = _empty_like(tensor)
+            accept_buf = _empty_like(tensor)
             tensor.uniform_(a, b, generator=generator)
             candidates.copy_(tensor)
             candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
@@ -141,9 +143,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 result = tensor
                 while True:
                     candidates.uniform_(a, b, generator=generator)
-                    result = where(pending, candidates, result)
+                    result = _where(pending, candidates, result)
                     candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
-                    pending = where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
+                    pending = _where(pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending)
                     if not pending.any():
                         break
                 tensor.copy_(result)
@@ -210,9 +212,6 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def orthogonal_(tensor, gain=1, generator=None):
     """Fill with a (semi-)orthogonal matrix: the Q of a Gaussian matrix's QR, signs fixed by R's diagonal."""
-    import numpy as np
-
-    from ..core.factories import tensor as make_tensor
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -229,7 +228,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         q = q * np.sign(np.diag(r))
         if rows < cols:
             q = q.T
-        tensor.view(rows, cols).copy_(make_tensor(np.ascontiguousarray(q), dtype=tensor.dtype, device=tensor.device))
+        tensor.view(rows, cols).copy_(_make_tensor(np.ascontiguousarray(q), dtype=tensor.dtype, device=tensor.device))
         tensor.mul_(gain)
     return tensor
 
@@ -238,8 +237,6 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     """Fill a 2-D tensor with N(0, std^2) values and zero a ``sparsity`` fraction of each column."""
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ..core.functional import argsort
-    from ..core.public_factories import empty
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
     with no_grad():
@@ -247,8 +244,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         if num_zeros:
             # A random permutation of the rows of every column at once: sort random keys. The keys are drawn
             # on the tensor's device (its generator) and sorted on the host, where sorting is native.
-            keys = empty((rows, cols), device=tensor.device).uniform_(generator=generator)
-            zero_rows = argsort(keys.cpu(), dim=0)[:num_zeros].to(tensor.device)
+            keys = _empty((rows, cols), device=tensor.device).uniform_(generator=generator)
+            zero_rows = _argsort(keys.cpu(), dim=0)[:num_zeros].to(tensor.device)
             tensor.scatter_(0, zero_rows, 0.0)
     return tensor
 

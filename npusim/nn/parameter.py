@@ -1,6 +1,8 @@
 """``nn.Parameter`` and ``nn.Buffer``: tensors a Module registers when assigned."""
 from __future__ import annotations
 
+from ..core.pickling import reduce_tensor
+from ..core.public_factories import empty
 from ..core.tensor import Tensor, make_alias
 
 
@@ -8,11 +10,13 @@ class Parameter(Tensor):
     """A tensor that is a module parameter: it requires grad by default and shows as one."""
 
     def __new__(cls, data=None, requires_grad=True):
-        from ..core.public_factories import empty
         if data is None:
             data = empty(0)
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): expected a Tensor for 'data', got {type(data).__name__}")
+        if requires_grad and not data.is_floating_point():
+            # torch's _make_subclass words it apart from requires_grad_()
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t = make_alias(data._a, data.detach())
         t._st = data._st_of()
         t.__class__ = cls
@@ -26,7 +30,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
     def __reduce_ex__(self, proto):
-        from ..core.pickling import reduce_tensor
         fn, args = reduce_tensor(self)
         return (_rebuild_parameter, (fn, args, self.requires_grad))
 
@@ -55,7 +58,6 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     """
 
     def __new__(cls, data=None, *, persistent=True):
-        from ..core.public_factories import empty
         if data is None:
             data = empty(0)
         t = data.detach().requires_grad_(data.requires_grad)

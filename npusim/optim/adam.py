@@ -10,8 +10,8 @@ from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from ..kernels.parallel import for_ranges as _for_ranges
 from .optimizer import (
-    Optimizer, _check_unsupported, _get_value, _scalar_dtype, _to_scalar, _use_grad_for_differentiable, addcdiv_,
-    addcmul_,
+    Optimizer, _check_unsupported, _evaluate_closure, _get_value, _scalar_dtype, _to_scalar,
+    _use_grad_for_differentiable, addcdiv_, addcmul_,
 )
 
 __all__ = ["Adam", "adam"]
@@ -66,11 +66,7 @@ class Adam(Optimizer):
             group.setdefault("differentiable", False)
             group.setdefault("decoupled_weight_decay", False)
             group.setdefault("fused", None)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    # old checkpoints kept the step as a Python number
-                    p_state["step"] = _tensor(float(p_state["step"]), dtype=_scalar_dtype())
+        self._step_counters_as_tensors()
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
         for p in group["params"]:
@@ -95,12 +91,7 @@ class Adam(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            from ..core.autograd import enable_grad
-            with enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps = [], [], [], [], [], []
             beta1, beta2 = group["betas"]

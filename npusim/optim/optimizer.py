@@ -19,7 +19,8 @@ from itertools import chain
 
 from ..core import dtype as _dtype
 from ..core.api_usage import log_api_usage_once
-from ..core.autograd import set_grad_enabled
+from ..core.autograd import enable_grad, set_grad_enabled
+from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
@@ -102,6 +103,14 @@ def _to_scalar(x):
 
 def _get_value(x):
     return x.item() if isinstance(x, Tensor) else x
+
+
+def _evaluate_closure(closure):
+    """The loss ``closure`` returns, computed with grad mode on (None without a closure)."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 def _use_grad_for_differentiable(step):
@@ -195,6 +204,14 @@ class Optimizer:
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
 
+    def _step_counters_as_tensors(self) -> None:
+        """State loaded from old checkpoints kept ``step`` as a Python number; the update rules want a tensor."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = _tensor(float(p_state["step"]), dtype=_scalar_dtype())
+
     def __repr__(self) -> str:
         text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
@@ -234,15 +251,11 @@ class Optimizer:
 
     def register_step_pre_hook(self, hook) -> _HookHandle:
         """Register ``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` to run before ``step``."""
-        handle = _HookHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
+        return self._register(self._optimizer_step_pre_hooks, hook, False)
 
     def register_step_post_hook(self, hook) -> _HookHandle:
         """Register ``hook(optimizer, args, kwargs)`` to run after ``step``."""
-        handle = _HookHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
+        return self._register(self._optimizer_step_post_hooks, hook, False)
 
     @staticmethod
     def _register(hooks_dict: OrderedDict, hook, prepend: bool) -> _HookHandle:

@@ -5,8 +5,8 @@ from ..core import public_factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (
-    Optimizer, _check_unsupported, _get_value, _scalar_dtype, _to_scalar, _use_grad_for_differentiable, addcdiv_,
-    addcmul, addcmul_,
+    Optimizer, _check_unsupported, _evaluate_closure, _get_value, _scalar_dtype, _to_scalar,
+    _use_grad_for_differentiable, addcdiv_, addcmul, addcmul_,
 )
 
 __all__ = ["RMSprop", "rmsprop"]
@@ -44,10 +44,7 @@ class RMSprop(Optimizer):
             group.setdefault("maximize", False)
             group.setdefault("differentiable", False)
             group.setdefault("capturable", False)
-            for p in group["params"]:
-                p_state = self.state.get(p, [])
-                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
-                    p_state["step"] = _tensor(float(p_state["step"]), dtype=_scalar_dtype())
+        self._step_counters_as_tensors()
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
         for p in group["params"]:
@@ -73,12 +70,7 @@ class RMSprop(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            from ..core.autograd import enable_grad
-            with enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params_with_grad, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps = [], [], [], [], [], []
             self._init_group(group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs,

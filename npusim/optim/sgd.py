@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from ..core.tensor import Tensor
-from .optimizer import Optimizer, _check_unsupported, _get_value, _to_scalar, _use_grad_for_differentiable
+from .optimizer import (
+    Optimizer, _check_unsupported, _evaluate_closure, _get_value, _to_scalar, _use_grad_for_differentiable,
+)
 
 __all__ = ["SGD", "sgd"]
 
@@ -48,12 +50,7 @@ class SGD(Optimizer):
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
-        loss = None
-        if closure is not None:
-            from ..core.autograd import enable_grad
-            with enable_grad():
-                loss = closure()
-
+        loss = _evaluate_closure(closure)
         for group in self.param_groups:
             params, grads, momentum_buffer_list = [], [], []
             self._init_group(group, params, grads, momentum_buffer_list)

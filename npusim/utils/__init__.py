@@ -1,4 +1,4 @@
-"""``npusim.utils``: backend registration helpers (and, later, data loading)."""
+"""``npusim.utils``: backend registration helpers and data loading (``npusim.utils.data``)."""
 from .backend_registration import generate_methods_for_privateuse1_backend, rename_privateuse1_backend
 from ..core.api_usage import log_api_usage_once  # noqa: F401
 from . import data  # noqa: F401

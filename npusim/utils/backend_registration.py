@@ -93,17 +93,9 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
     name = privateuse1_backend_name()
     if for_tensor:
         _generate_tensor_methods(name)
-    if for_module and _nn_available():
+    if for_module:
         _generate_module_methods(name)
     if for_storage:
         _generate_storage_methods(name, unsupported_dtype)
     # npusim has no PackedSequence; for_packed_sequence is accepted for signature compatibility.
 
-
-def _nn_available() -> bool:
-    """Whether ``npusim.nn.Module`` exists to receive the method (for_module is skipped otherwise)."""
-    try:
-        from .. import nn
-    except ImportError:
-        return False
-    return hasattr(nn, "Module")

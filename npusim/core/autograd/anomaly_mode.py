@@ -49,11 +49,13 @@ class detect_anomaly(_DecoratorContextManager):
             return self.__class__(self.check_nan)
 
 
-class set_detect_anomaly(_DecoratorContextManager):
-    """Turn anomaly detection on or off now; as a context manager, restore the old state on exit."""
+class set_detect_anomaly:
+    """Turn anomaly detection on or off now; as a context manager, restore the old state on exit.
+
+    Not a decorator (as in torch): it takes effect when built, so decorating a function would leave it set.
+    """
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        self.mode, self.check_nan = mode, check_nan
         self.prev = (_state["enabled"], _state["check_nan"])
         _set(mode, check_nan)
 
@@ -63,9 +65,6 @@ class set_detect_anomaly(_DecoratorContextManager):
     def __exit__(self, *exc):
         _set(*self.prev)
         return False
-
-    def clone(self):
-        return self.__class__(self.mode, self.check_nan)
 
 
 def check_nan(node, grads) -> None:

@@ -1,10 +1,13 @@
 """``npusim.autograd.backward`` / ``grad`` and the Tensor methods that start a backward pass."""
 from __future__ import annotations
 
+import weakref
+
 from ..ops_namespace import aten
 from ..tensor import Tensor
 from . import engine
-from .meta import set_requires_grad
+from .meta import ViewAutogradMeta, set_requires_grad
+from .node import RemovableHandle
 
 
 def _as_tuple(x):
@@ -104,7 +107,6 @@ def register_hook(self, hook):
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     am = self._am
-    from .node import RemovableHandle
     if am.grad_fn is None:
         if am.hooks is None:
             am.hooks = []
@@ -127,7 +129,6 @@ def register_post_accumulate_grad_hook(self, hook):
     if am.post_accumulate_hooks is None:
         am.post_accumulate_hooks = []
     am.post_accumulate_hooks.append(hook)
-    from .node import RemovableHandle
     return RemovableHandle(am.post_accumulate_hooks, hook)
 
 
@@ -137,8 +138,6 @@ def retain_grad(self):
     am = self._am
     if am.grad_fn is None:
         return
-    import weakref
-    from .meta import ViewAutogradMeta
     am.retains_grad = True
     ref = weakref.ref(self)
     if am.__class__ is ViewAutogradMeta:

@@ -163,7 +163,7 @@ def _node_class(op_name: str, formula, class_name=None, overload_name="", saved_
             name = _names_by_overload[key] = f"{base}{n}"
     ns = {"__slots__": (), "_formula": staticmethod(formula), "_op_name": op_name}
     for n in saved_names:
-        if not hasattr(FormulaNode, n):   # a name the class already has keeps meaning that, as before
+        if not hasattr(FormulaNode, n):   # a Node attribute (name, apply...) keeps its meaning
             ns[n] = _saved_property(n)
     return type(name, (FormulaNode,), ns)
 
@@ -309,7 +309,7 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
                         _META if n.endswith("_meta") else _GEOMETRY if n.endswith("_geometry") else _VALUE)
                        for n in save)
     node_cls = _node_class(packet, formula, class_name, ov,
-                           tuple(n for n in save) + (("result",) if save_result else ()) + ("self_sizes",))
+                           tuple(save) + (("result",) if save_result else ()) + ("self_sizes",))
     inplace = schema.is_inplace
     if inplace and inputs[0] != "self":
         raise ValueError(f"{overload}: the first differentiable input of an in-place op must be self")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from .. import dtype as D
 from ..ops_namespace import aten
 from ..tensor import Tensor
 from .derivatives import TensorMeta, derivative
@@ -319,7 +320,7 @@ def _masked(g, mask):
 @derivative("clamp", "clamp_", inputs=("self",), save=("self", "min", "max"))
 def clamp_backward(ctx, g):
     x = ctx.self
-    mask = aten.ones_like.default(x, dtype=_bool())
+    mask = aten.ones_like.default(x, dtype=D.bool)
     if ctx.min is not None:
         mask = aten.logical_and.default(mask, aten.ge.Scalar(x, ctx.min))
     if ctx.max is not None:
@@ -331,7 +332,7 @@ def clamp_backward(ctx, g):
 def clamp_tensor_backward(ctx, g):
     x, lo, hi = ctx.self, ctx.min, ctx.max
     n = ctx.needs_input_grad
-    inside = aten.ones_like.default(x, dtype=_bool())
+    inside = aten.ones_like.default(x, dtype=D.bool)
     if lo is not None:
         inside = aten.logical_and.default(inside, aten.ge.Tensor(x, lo))
     if hi is not None:
@@ -375,11 +376,6 @@ def clamp_max_tensor_backward(ctx, g):
     n = ctx.needs_input_grad
     return (as_input(_masked(g, aten.le.Tensor(x, hi)), x) if n[0] else None,
             as_input(_masked(g, aten.gt.Tensor(x, hi)), hi) if n[1] else None)
-
-
-def _bool():
-    from .. import dtype
-    return dtype.bool
 
 
 def _max_min_backward(ctx, g, pick):

@@ -1,4 +1,4 @@
-"""Backward formulas of convolution, pooling, upsampling, the normalisation layers and the vector norm.
+"""Backward formulas of convolution, pooling, upsampling and the normalisation layers.
 
 Convolution, pooling and upsampling differentiate through torch's backward ops
 (``convolution_backward``, ``max_pool2d_with_indices_backward``...), which run
@@ -275,47 +275,3 @@ def native_group_norm_backward(ctx, g=None, g_mean=None, g_rstd=None):
     dims = [0] + list(range(2, x.dim()))
     gw, gb = _affine_grads(need, go, lambda: _reshape(_mul(xc, rstd), list(x.shape)), w, dims)
     return gi, _param_dtype(gw, w), _param_dtype(gb, ctx.bias_meta)
-
-
-# --- vector norm --------------------------------------------------------------------------------------------------
-
-def _norm_dims(dim, ndim):
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(ndim))
-    dims = dim if isinstance(dim, (list, tuple)) else [dim]
-    return sorted(d % ndim for d in dims) if ndim else []
-
-
-def _unreduce(t, shape, dims, keepdim):
-    """A reduced result broadcast back to ``shape``."""
-    if not keepdim:
-        for d in dims:
-            t = aten.unsqueeze.default(t, d)
-    return _expand(t, list(shape))
-
-
-@derivative("linalg_vector_norm", save=("self", "ord", "dim", "keepdim"), save_result=True,
-            name="LinalgVectorNormBackward0")
-def linalg_vector_norm_backward(ctx, g):
-    x = ctx.self
-    dims = _norm_dims(ctx.dim, x.dim())
-    keepdim = bool(ctx.keepdim)
-    p = float(ctx.ord)
-    norm = _unreduce(_to(ctx.result, x.dtype), x.shape, dims, keepdim)
-    gg = _unreduce(_to(g, x.dtype), x.shape, dims, keepdim)
-    if p == 0.0:
-        return aten.zeros_like.default(x)
-    if p == 1.0:
-        return _mul(gg, aten.sgn.default(x))
-    if math.isinf(p):
-        absx = aten.abs.default(x)
-        mask = aten.eq.Tensor(absx, norm)
-        count = _expand(aten.sum.dim_IntList(mask, dims, True), list(x.shape))
-        return _mul(_div(_mul(gg, aten.sgn.default(x)), count), mask)
-    if p == 2.0:
-        r = _div(_mul(gg, x), norm)
-    else:
-        absx = aten.abs.default(x)
-        r = _div(_mul(_mul(gg, x), aten.pow.Tensor_Scalar(absx, p - 2)), aten.pow.Tensor_Scalar(norm, p - 1))
-    # an all-zero slice has no direction: torch's gradient is 0 there
-    return aten.masked_fill.Scalar(r, aten.eq.Scalar(norm, 0), 0)

@@ -1,6 +1,8 @@
 """Backward formulas of reductions, views and shape ops, and matrix products."""
 from __future__ import annotations
 
+import math
+
 from ..ops_namespace import aten
 from .derivatives import derivative
 from .formulas_elementwise import as_input, sum_to
@@ -13,6 +15,10 @@ def _dims(dim, ndim):
         return list(range(ndim))
     dims = [dim] if isinstance(dim, int) else list(dim)
     return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def _to(t, dtype):
+    return t if t.dtype is dtype else aten._to_copy.default(t, dtype=dtype)
 
 
 def _unreduce(g, shape, dims, keepdim):
@@ -180,21 +186,13 @@ def _add_opt(a, b):
     return a if b is None else _add(a, b)
 
 
-@derivative("norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", save=("self", "p", "dim", "keepdim"),
-            save_result=True)
-def norm_backward(ctx, g):
-    x = ctx.self
-    saved = ctx._saved
-    dims = _dims(saved.get("dim"), x.dim())
-    keepdim = bool(saved.get("keepdim") or False)
-    p = 2.0 if ctx.p is None else float(ctx.p)
-    norm = _unreduce(ctx.result, x.shape, dims, keepdim)
-    gg = _unreduce(g, x.shape, dims, keepdim)
+def _norm_grad(x, gg, norm, p, dims):
+    """The gradient of ||x||_p over ``dims``, with the output gradient ``gg`` and ``norm`` broadcast to x."""
     if p == 0.0:
         return aten.zeros_like.default(x)
     if p == 1.0:
         return _mul(gg, aten.sgn.default(x))
-    if p == float("inf") or p == float("-inf"):
+    if math.isinf(p):
         absx = aten.abs.default(x)
         mask = aten.eq.Tensor(absx, norm)
         count = aten.expand.default(aten.sum.dim_IntList(mask, dims, True), list(x.shape))
@@ -206,6 +204,29 @@ def norm_backward(ctx, g):
         r = _div(_mul(_mul(gg, x), aten.pow.Tensor_Scalar(absx, p - 2)), aten.pow.Tensor_Scalar(norm, p - 1))
     # the norm of an all-zero slice has no direction: torch returns 0 there
     return aten.masked_fill.Scalar(r, aten.eq.Scalar(norm, 0), 0)
+
+
+@derivative("norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", save=("self", "p", "dim", "keepdim"),
+            save_result=True)
+def norm_backward(ctx, g):
+    x = ctx.self
+    saved = ctx._saved
+    dims = _dims(saved.get("dim"), x.dim())
+    keepdim = bool(saved.get("keepdim") or False)
+    p = 2.0 if ctx.p is None else float(ctx.p)
+    return _norm_grad(x, _unreduce(g, x.shape, dims, keepdim), _unreduce(ctx.result, x.shape, dims, keepdim), p,
+                      dims)
+
+
+@derivative("linalg_vector_norm", save=("self", "ord", "dim", "keepdim"), save_result=True,
+            name="LinalgVectorNormBackward0")
+def linalg_vector_norm_backward(ctx, g):
+    x = ctx.self
+    dims = _dims(ctx.dim, x.dim())
+    keepdim = bool(ctx.keepdim)
+    # a result in another dtype (the dtype= argument) is differentiated in x's dtype
+    norm = _unreduce(_to(ctx.result, x.dtype), x.shape, dims, keepdim)
+    return _norm_grad(x, _unreduce(_to(g, x.dtype), x.shape, dims, keepdim), norm, float(ctx.ord), dims)
 
 
 @derivative("logsumexp", save=("self", "dim", "keepdim"), save_result=True)

@@ -7,9 +7,10 @@ node whose backward calls ``MyFn.backward(ctx, *grads)``. The node is also the
 from __future__ import annotations
 
 import functools
+import warnings
 
 from ..ops_namespace import aten
-from ..tensor import Tensor
+from ..tensor import Tensor, make_alias, make_view
 from . import grad_mode
 from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of
@@ -130,7 +131,6 @@ class Function(metaclass=FunctionMeta):
     """Subclass and define ``forward(ctx, ...)`` and ``backward(ctx, *grad_outputs)`` as staticmethods."""
 
     def __init__(self, *args, **kwargs):
-        import warnings
         warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd functions are all static, so "
                       f"you should invoke them on the class itself. Instantiating an autograd function will raise "
                       f"an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
@@ -215,7 +215,6 @@ def _attach_output(node, o, i, inputs, dirty):
             raise RuntimeError("a custom Function that modifies a view in place (mark_dirty on a view) is not "
                                "supported; modify the base instead")
     elif any(o is t for t in inputs):
-        from ..tensor import make_view
         o = make_view(o._a, o)
     am = o._am
     if o._base is not None and not dirty:
@@ -260,7 +259,6 @@ def once_differentiable(fn):
         res = []
         for i, o in enumerate((outputs,) if single else outputs):
             if isinstance(o, Tensor) and o.is_floating_point():
-                from ..tensor import make_alias
                 o = make_alias(o._a, o)
                 o._am = AutogradMeta(True, node, i)
                 o._ks = o._device._grad_ks

@@ -78,36 +78,32 @@ class _NoParamDecoratorContextManager(_DecoratorContextManager):
         return cls()(orig_func)
 
 
-class no_grad(_NoParamDecoratorContextManager):
+class _GradModeSetter(_NoParamDecoratorContextManager):
+    """Sets grad mode to ``_mode`` in this thread for the block, then restores it."""
+
+    def __init__(self) -> None:
+        self.prev = None
+
+    def __enter__(self):
+        self.prev = tls.enabled
+        tls.enabled = self._mode
+        return None
+
+    def __exit__(self, *exc):
+        tls.enabled = self.prev
+        return False
+
+
+class no_grad(_GradModeSetter):
     """Disable gradient recording in this thread."""
 
-    def __init__(self) -> None:
-        self.prev = None
-
-    def __enter__(self):
-        self.prev = tls.enabled
-        tls.enabled = False
-        return None
-
-    def __exit__(self, *exc):
-        tls.enabled = self.prev
-        return False
+    _mode = False
 
 
-class enable_grad(_NoParamDecoratorContextManager):
+class enable_grad(_GradModeSetter):
     """Enable gradient recording in this thread (inside no_grad, for example)."""
 
-    def __init__(self) -> None:
-        self.prev = None
-
-    def __enter__(self):
-        self.prev = tls.enabled
-        tls.enabled = True
-        return None
-
-    def __exit__(self, *exc):
-        tls.enabled = self.prev
-        return False
+    _mode = True
 
 
 class set_grad_enabled(_DecoratorContextManager):
@@ -138,7 +134,7 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """No gradients recorded (like no_grad); ``inference_mode(False)`` leaves the modes as they are."""
+    """No gradients recorded (like no_grad); ``inference_mode(False)`` turns inference mode off, grad mode kept."""
 
     def __new__(cls, mode=True):
         if isinstance(mode, bool):

@@ -7,6 +7,10 @@ gradient from the base's new history (torch's "view + inplace" rule).
 """
 from __future__ import annotations
 
+import warnings
+
+from ..tensor import Tensor
+
 # How a view was made (torch's CreationMeta): only DEFAULT views may be modified in place under autograd.
 DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = range(4)
 
@@ -89,7 +93,6 @@ def set_requires_grad(t, flag, *, attribute=False) -> None:
 def read_grad(t):
     am = t._am
     if am.grad_fn is not None and not am.retains_grad:
-        import warnings
         warnings.warn(
             "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
             "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -100,7 +103,6 @@ def read_grad(t):
 
 
 def write_grad(t, value) -> None:
-    from ..tensor import Tensor
     if value is not None:
         if not isinstance(value, Tensor):
             raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "

@@ -11,6 +11,9 @@ import itertools
 import re
 import weakref
 
+from ..tensor import make_alias
+from .anomaly_mode import is_anomaly_enabled
+from .grad_mode import tls as _grad_tls
 from .meta import AutogradMeta
 
 # next() on a count is atomic under the GIL: no lock needed
@@ -41,7 +44,6 @@ class SavedTensor:
 
     def __init__(self, t, is_output=False, node=None, view_geom=None, output_nr=0):
         if is_output:
-            from ..tensor import make_alias
             self.tensor = make_alias(t._a, t)
             self.output_nr = output_nr
             # only a differentiable output is re-attached to its node
@@ -63,12 +65,10 @@ class SavedTensor:
         if (vc[0] if vc is not None else 0) != self.version:
             _raise_modified(t, self, owner)
         if self.is_output:
-            from .grad_mode import tls
-            if tls.enabled:
+            if _grad_tls.enabled:
                 # create_graph: the saved output must be differentiable through its own node again.
                 node = self.node_ref() if self.node_ref is not None else None
                 if node is not None:
-                    from ..tensor import make_alias
                     r = make_alias(t._a, t)
                     if self.view_geom is not None:
                         from .inplace_views import view_of_node_output
@@ -85,7 +85,6 @@ def short_name(fn) -> str:
 
 
 def _raise_modified(t, saved, owner):
-    from .anomaly_mode import is_anomaly_enabled
     shape = list(t._a.shape)
     tname = _TYPE_NAMES.get(t.dtype.name, "Tensor")
     if saved.is_output:

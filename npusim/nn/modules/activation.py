@@ -24,6 +24,19 @@ def _inplace_suffix(inplace):
     return ", inplace=True" if inplace else ""
 
 
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``."""
+
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return _inplace_only(self.inplace)
+
+
 class Threshold(Module):
     """y = x if x > threshold else value."""
 
@@ -42,18 +55,9 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace_suffix(self.inplace)}"
 
 
-class ReLU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class ReLU(_InplaceActivation):
     def forward(self, input):
         return F.relu(input, inplace=self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
 
 
 class Hardtanh(Module):
@@ -97,12 +101,8 @@ class Sigmoid(Module):
         return F.sigmoid(input)
 
 
-class Hardsigmoid(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
+class Hardsigmoid(_InplaceActivation):
+    extra_repr = Module.extra_repr   # torch's repr does not show inplace here
 
     def forward(self, input):
         return F.hardsigmoid(input, self.inplace)
@@ -113,40 +113,18 @@ class Tanh(Module):
         return F.tanh(input)
 
 
-class SiLU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class SiLU(_InplaceActivation):
     def forward(self, input):
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
 
-
-class Mish(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class Mish(_InplaceActivation):
     def forward(self, input):
         return F.mish(input, inplace=self.inplace)
 
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
 
-
-class Hardswish(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
+class Hardswish(_InplaceActivation):
+    extra_repr = Module.extra_repr   # torch's repr does not show inplace here
 
     def forward(self, input):
         return F.hardswish(input, self.inplace)
@@ -182,18 +160,9 @@ class CELU(Module):
         return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
 
-class SELU(Module):
-    __constants__ = ["inplace"]
-
-    def __init__(self, inplace=False):
-        super().__init__()
-        self.inplace = inplace
-
+class SELU(_InplaceActivation):
     def forward(self, input):
         return F.selu(input, self.inplace)
-
-    def extra_repr(self):
-        return _inplace_only(self.inplace)
 
 
 class GLU(Module):

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from ...core import dtype as D
 from ...core.factories import tensor
-from ...core.public_factories import empty, ones, zeros
+from ...core.public_factories import ones, zeros
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .normalization import _register_affine, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
@@ -27,15 +26,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(empty(num_features, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(empty(num_features, **factory_kwargs))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_features, factory_kwargs)
         if self.track_running_stats:
             self.register_buffer("running_mean", zeros(num_features, **factory_kwargs))
             self.register_buffer("running_var", ones(num_features, **factory_kwargs))
@@ -54,10 +45,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

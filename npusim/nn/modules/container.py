@@ -11,7 +11,7 @@ from .module import Module, compress_repeats
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
-def _index(idx, n, what):
+def _index(idx, n):
     idx = operator.index(idx)
     if not -n <= idx < n:
         raise IndexError(f"index {idx} is out of range")
@@ -33,11 +33,11 @@ class Sequential(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self.__class__(OrderedDict(list(self._modules.items())[idx]))
-        i = _index(idx, len(self), "Sequential")
+        i = _index(idx, len(self))
         return next(islice(self._modules.values(), i, None))
 
     def __setitem__(self, idx, module):
-        key = list(self._modules)[_index(idx, len(self), "Sequential")]
+        key = list(self._modules)[_index(idx, len(self))]
         setattr(self, key, module)
 
     def __delitem__(self, idx):
@@ -45,7 +45,7 @@ class Sequential(Module):
             for key in list(self._modules)[idx]:
                 delattr(self, key)
         else:
-            delattr(self, list(self._modules)[_index(idx, len(self), "Sequential")])
+            delattr(self, list(self._modules)[_index(idx, len(self))])
         str_indices = [str(i) for i in range(len(self._modules))]
         self._modules = OrderedDict(zip(str_indices, self._modules.values()))
 
@@ -65,6 +65,8 @@ class Sequential(Module):
         return self
 
     def insert(self, index, module):
+        if not isinstance(module, Module):
+            raise AssertionError(f"module should be of type: {Module}")
         n = len(self._modules)
         if not -n <= index <= n:
             raise IndexError(f"Index out of range: {index}")
@@ -96,14 +98,14 @@ class ModuleList(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self.__class__(list(self._modules.values())[idx])
-        return self._modules[str(_index(idx, len(self), "ModuleList"))]
+        return self._modules[str(_index(idx, len(self)))]
 
     def __setitem__(self, idx, module):
-        setattr(self, str(_index(idx, len(self), "ModuleList")), module)
+        setattr(self, str(_index(idx, len(self))), module)
 
     def __delitem__(self, idx):
         keys = list(self._modules)
-        for k in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self), "ModuleList")]]):
+        for k in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(self))]]):
             delattr(self, k)
         self._modules = OrderedDict((str(i), m) for i, m in enumerate(self._modules.values()))
 
@@ -217,10 +219,10 @@ class ParameterList(Module):
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return ParameterList([self[i] for i in range(self._size)[idx]])
-        return getattr(self, str(_index(idx, self._size, "ParameterList")))
+        return getattr(self, str(_index(idx, self._size)))
 
     def __setitem__(self, idx, param):
-        idx = _index(idx, self._size, "ParameterList")
+        idx = _index(idx, self._size)
         setattr(self, str(idx), param if isinstance(param, Parameter) else Parameter(param))
 
     def __iter__(self):

@@ -13,6 +13,7 @@ from .utils import _pair, _reverse_repeat_tuple, _single
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
+
 class _ConvNd(Module):
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode", "output_padding", "in_channels",
                      "out_channels", "kernel_size"]
@@ -101,7 +102,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    """A forward convolution in ``_ndim`` spatial dims through ``_conv``."""
+    """A forward convolution through ``_conv``; ``_tuple`` expands int arguments to one per spatial dim."""
 
     _tuple = staticmethod(_single)
 

@@ -85,33 +85,9 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        return _bilinear(input1, input2, self.weight, self.bias)
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
-
-def _bilinear(input1, input2, weight, bias=None):
-    """torch's aten::bilinear: y[..., o] = x1[..., :] @ weight[o] @ x2[..., :] + bias[o], with its checks."""
-    if input1.dim() != input2.dim():
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
-    for i in range(input1.dim() - 1):
-        if input1.size(i) != input2.size(i):
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {input1.size(i)} "
-                               f"and {input2.size(i)}")
-    out_features, in1, in2 = weight.shape
-    if input1.size(-1) != in1:
-        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got {input1.size(-1)} but "
-                           f"expected {in1}")
-    if input2.size(-1) != in2:
-        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got {input2.size(-1)} but "
-                           f"expected {in2}")
-    if bias is not None and bias.size(0) != out_features:
-        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.size(0)} but expected "
-                           f"{out_features}")
-    # One matmul against weight laid out as (in1, out * in2), then a product-sum over in2.
-    mixed = input1.matmul(weight.permute(1, 0, 2).reshape(in1, out_features * in2))
-    mixed = mixed.unflatten(-1, (out_features, in2))
-    out = (mixed * input2.unsqueeze(-2)).sum(-1)
-    return out if bias is None else out + bias

@@ -5,9 +5,13 @@ import itertools
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 
+from ...core import dtype as D
 from ...core.api_usage import log_api_usage_once
+from ...core.autograd.grad_mode import no_grad
 from ...core.tensor import Tensor
+from ...core.tensor_methods import _LEGACY, _parse_to
 from ..parameter import Buffer, Parameter
 
 __all__ = ["Module"]
@@ -53,7 +57,7 @@ class RemovableHandle:
 
 
 class _HookDict(OrderedDict):
-    pass
+    """A hook dict a RemovableHandle can refer to weakly (a plain dict cannot be weakly referenced)."""
 
 
 class _WrappedHook:
@@ -132,8 +136,8 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (torch Tensor or None "
-                            f"required)".replace("torch Tensor", "npusim Tensor"))
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (npusim Tensor or None "
+                            f"required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -434,7 +438,6 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        from ...core.autograd.grad_mode import no_grad
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:
@@ -460,7 +463,6 @@ class Module:
         Parameters keep their identity (an optimizer built before ``.to()`` still
         holds them), as torch does by default: their ``.data`` is swapped.
         """
-        from ...core.autograd.grad_mode import no_grad
         if recurse:
             for m in self.children():
                 m._apply(fn)
@@ -483,7 +485,6 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        from ...core.tensor_methods import _parse_to
         dev, dt, non_blocking, _copy, memory_format = _parse_to(args, dict(kwargs))
         if dt is not None and not dt.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype="
@@ -505,19 +506,15 @@ class Module:
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
 
     def float(self):
-        from ...core import dtype as D
         return self._float_cast(D.float32)
 
     def double(self):
-        from ...core import dtype as D
         return self._float_cast(D.float64)
 
     def half(self):
-        from ...core import dtype as D
         return self._float_cast(D.float16)
 
     def bfloat16(self):
-        from ...core import dtype as D
         return self._float_cast(D.bfloat16)
 
     def share_memory(self):
@@ -587,7 +584,6 @@ class Module:
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
         """Copy this module's own entries of ``state_dict`` (keys under ``prefix``), collecting problems."""
-        from ...core.autograd.grad_mode import no_grad
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
         persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
@@ -647,7 +643,6 @@ class Module:
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy ``state_dict``'s tensors into the parameters and buffers (or assign them, with ``assign=True``)."""
-        from collections.abc import Mapping
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         missing_keys, unexpected_keys, error_msgs = [], [], []
@@ -768,7 +763,6 @@ def compress_repeats(children):
 
 def _type_name(v) -> str:
     if isinstance(v, Tensor):
-        from ...core.tensor_methods import _LEGACY
         return f"npusim.{_LEGACY[v.dtype]}"
     return type(v).__name__
 

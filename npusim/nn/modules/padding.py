@@ -12,48 +12,53 @@ __all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "
 _sextuple = _ntuple(6, "_sextuple")
 
 
-class _CircularPadNd(Module):
+class _PadNd(Module):
+    """``F.pad`` in ``_mode``; ``_expand`` turns an int ``padding`` into one amount per side of each padded dim."""
+
     __constants__ = ["padding"]
-    _dims = (2, 3)
+    _mode = "constant"
+    _expand = staticmethod(_pair)
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = self._expand(padding)
 
     def forward(self, input):
-        if input.dim() not in self._dims:
-            raise ValueError(f"expected {self._dims[0]}D or {self._dims[1]}D input (got {input.dim()}D input)")
-        return F.pad(input, self.padding, "circular")
+        return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self):
         return f"{self.padding}"
 
 
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+    _dims = (2, 3)
+
+    def forward(self, input):
+        if input.dim() not in self._dims:
+            raise ValueError(f"expected {self._dims[0]}D or {self._dims[1]}D input (got {input.dim()}D input)")
+        return super().forward(input)
+
+
 class CircularPad1d(_CircularPadNd):
     _dims = (2, 3)
 
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
-
 
 class CircularPad2d(_CircularPadNd):
+    _expand = staticmethod(_quadruple)
     _dims = (3, 4)
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
 
 
 class CircularPad3d(_CircularPadNd):
+    _expand = staticmethod(_sextuple)
     _dims = (4, 5)
 
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
 
-
-class _ConstantPadNd(Module):
+class _ConstantPadNd(_PadNd):
     __constants__ = ["padding", "value"]
 
-    def __init__(self, value):
-        super().__init__()
+    def __init__(self, padding, value):
+        super().__init__(padding)
         self.value = value
 
     def forward(self, input):
@@ -64,77 +69,47 @@ class _ConstantPadNd(Module):
 
 
 class ConstantPad1d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _pair(padding)
+    pass
 
 
 class ConstantPad2d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ConstantPad3d(_ConstantPadNd):
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
-class _ReflectionPadNd(Module):
-    __constants__ = ["padding"]
-
-    def forward(self, input):
-        return F.pad(input, self.padding, "reflect")
-
-    def extra_repr(self):
-        return f"{self.padding}"
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
 
 
 class ReflectionPad1d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
+    pass
 
 
 class ReflectionPad2d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ReflectionPad3d(_ReflectionPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
-class _ReplicationPadNd(Module):
-    __constants__ = ["padding"]
-
-    def forward(self, input):
-        return F.pad(input, self.padding, "replicate")
-
-    def extra_repr(self):
-        return f"{self.padding}"
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
 
 
 class ReplicationPad1d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
+    pass
 
 
 class ReplicationPad2d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
+    _expand = staticmethod(_quadruple)
 
 
 class ReplicationPad3d(_ReplicationPadNd):
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _sextuple(padding)
+    _expand = staticmethod(_sextuple)
 
 
 class ZeroPad1d(ConstantPad1d):

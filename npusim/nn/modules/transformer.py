@@ -9,9 +9,10 @@ from ...core.autograd.grad_mode import is_grad_enabled
 from ...core.functional import triu
 from ...core.public_factories import full
 from .. import functional as F
+from ..functional_attention import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, _canonical_mask, _none_or_dtype
+from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

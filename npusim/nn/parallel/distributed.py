@@ -25,6 +25,7 @@ from ...core.device import device as _device
 from ...core.factories import tensor as _tensor
 from ...core.functional import cat as _cat
 from ...core.public_factories import zeros as _zeros
+from ...core.tensor import Tensor
 from ..modules.module import Module
 
 _FIRST_BUCKET_BYTES = 1024 * 1024      # torch's first bucket: small, so communication starts early
@@ -225,7 +226,6 @@ def _make_hook(reducer_ref, i):
 
 def _leaves_reached(outputs) -> set:
     """ids of the leaf tensors the autograd graph of ``outputs`` reaches."""
-    from ...core.tensor import Tensor
     stack, seen, leaves = [], set(), set()
 
     def collect(obj):
@@ -257,7 +257,6 @@ def _leaves_reached(outputs) -> set:
 
 
 def _move_to(obj, device):
-    from ...core.tensor import Tensor
     if isinstance(obj, Tensor):
         return obj if obj.device == device else obj.to(device)
     if isinstance(obj, tuple):
@@ -374,7 +373,3 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
-
-    def train(self, mode: bool = True):
-        super().train(mode)
-        return self

@@ -4,7 +4,6 @@
 """
 from __future__ import annotations
 
-import functools
 import types
 import warnings
 
@@ -16,15 +15,8 @@ from ...core.tensor import Tensor
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
-def _no_grad(func):
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        with no_grad():
-            return func(*args, **kwargs)
-    return wrapper
 
-
-@_no_grad
+@no_grad()
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of all the tensors together, as if concatenated into one vector."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
@@ -41,7 +33,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     return total_norm
 
 
-@_no_grad
+@no_grad()
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Scale the gradients by min(1, max_norm / (total_norm + 1e-6)), in place."""
     if isinstance(parameters, Tensor):
@@ -59,7 +51,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         g.mul_(coef)
 
 
-@_no_grad
+@no_grad()
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Clip the parameters' gradients so their total norm is at most ``max_norm``; returns the total norm."""
     if isinstance(parameters, Tensor):
@@ -77,12 +69,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated alias of :func:`clip_grad_norm_`."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`."
-                  .replace("torch.", "npusim."), FutureWarning, stacklevel=2)
+    warnings.warn("`npusim.nn.utils.clip_grad_norm` is now deprecated in favor of `npusim.nn.utils.clip_grad_norm_`.",
+                  FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
-@_no_grad
+@no_grad()
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient element into [-clip_value, clip_value], in place."""
     if isinstance(parameters, Tensor):

@@ -8,7 +8,6 @@ from ...core.tensor import Tensor
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
-
 def parameters_to_vector(parameters):
     """One 1-D tensor holding every parameter's values, in order."""
     param_device = None

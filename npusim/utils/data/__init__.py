@@ -7,10 +7,10 @@ from .dataset import (
 from .sampler import (
     BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
 )
-from .worker import WorkerInfo, get_worker_info
 from .distributed import DistributedSampler
+from .worker import WorkerInfo, get_worker_info
 
-__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
-           "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "default_collate", "default_convert",
-           "get_worker_info", "random_split"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
+           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
+           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "default_collate",
+           "default_convert", "get_worker_info", "random_split"]

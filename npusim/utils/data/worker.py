@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core.generator import default_generator
+from ...core.parallel_config import set_num_threads
+from ...core.rng import manual_seed
 from .fetch import _DatasetKind
 
 # seconds the parent waits on the workers between checks that they are still alive
@@ -117,10 +120,7 @@ def _limit_threads():
     """One compute thread per worker, so N workers do not oversubscribe the cores."""
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[name] = "1"
-    import npusim
-    set_num_threads = getattr(npusim, "set_num_threads", None)  # npusim's own intra-op pool, where present
-    if set_num_threads is not None:
-        set_num_threads(1)
+    set_num_threads(1)   # npusim's own intra-op pool
     try:
         from threadpoolctl import threadpool_limits
         return threadpool_limits(limits=1)
@@ -129,8 +129,6 @@ def _limit_threads():
 
 
 def _seed_worker(base_seed: int, worker_id: int) -> int:
-    from ...core.generator import default_generator
-    from ...core.rng import manual_seed
     seed = base_seed + worker_id
     random.seed(seed)
     try:
