@@ -130,7 +130,9 @@ class Hardswish(_InplaceActivation):
         return F.hardswish(input, self.inplace)
 
 
-class ELU(Module):
+class _AlphaActivation(Module):
+    """An activation with an ``alpha`` and an ``inplace`` option (ELU, CELU): ``_fn(input, alpha, inplace)``."""
+
     __constants__ = ["alpha", "inplace"]
 
     def __init__(self, alpha=1.0, inplace=False):
@@ -139,25 +141,18 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return F.elu(input, self.alpha, self.inplace)
+        return self._fn(input, self.alpha, self.inplace)
 
     def extra_repr(self):
         return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
 
 
-class CELU(Module):
-    __constants__ = ["alpha", "inplace"]
+class ELU(_AlphaActivation):
+    _fn = staticmethod(F.elu)
 
-    def __init__(self, alpha=1.0, inplace=False):
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
 
-    def forward(self, input):
-        return F.celu(input, self.alpha, self.inplace)
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}{_inplace_suffix(self.inplace)}"
+class CELU(_AlphaActivation):
+    _fn = staticmethod(F.celu)
 
 
 class SELU(_InplaceActivation):
