@@ -348,6 +348,10 @@ def _cast_kernel(op, key, slots, fixed=None):
                 for i in plain:
                     if i < len(args):
                         v = args[i]
+                        # most inputs need no cast: decide that here rather than in a call of cached_cast
+                        a = getattr(v, "_a", None)
+                        if a is None or a.dtype == to.np or a.dtype not in _ELIGIBLE:
+                            continue
                         c = cached_cast(to, v, dev, lower)
                         if c is not v:
                             if cast is None:

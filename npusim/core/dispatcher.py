@@ -450,7 +450,12 @@ def slow_call(op: OpOverload, ks: int, args, kwargs):
     hook = _record_function_hook
     if hook is not None:
         return hook(op, ks, args, kwargs)
-    return call_with_keyset(op, ks, args, kwargs)
+    # call_with_keyset, inlined: every op under autocast or a mode comes this way
+    try:
+        fn = op._memo[ks]
+    except KeyError:
+        fn = _resolve(op, ks)
+    return fn(*args, **kwargs)
 
 
 ALWAYS_SLOW = itertools.repeat(slow_call).__next__
