@@ -174,6 +174,7 @@ def main(argv=None) -> int:
         clone.load_state_dict(ckpt["model"])
         reloaded = evaluate(clone, val, device)
         same = math.isclose(reloaded, evaluate(model, val, device), rel_tol=0, abs_tol=1e-6)
+        # the profiled steps trained the model a little further: compare with it as it is now
         print(f"checkpoint {os.path.getsize(path) / 1024:.0f} KiB saved and reloaded: validation loss "
-              f"{reloaded:.4f} ({'identical' if same else 'DIFFERENT'})")
+              f"{reloaded:.4f}, {'identical to' if same else 'DIFFERENT from'} the model's after the profiled steps")
     return 0 if ok and same else 1
