@@ -345,12 +345,13 @@ def _cast_kernel(op, key, slots, fixed=None):
                 args = _cast_args(args, slots, to, dev, lower)
             else:
                 cast = None
+                castable = _CASTABLE_TO[to]
                 for i in plain:
                     if i < len(args):
                         v = args[i]
-                        # most inputs need no cast: decide that here rather than in a call of cached_cast
+                        # most inputs need no cast: one set lookup decides it, without a call of cached_cast
                         a = getattr(v, "_a", None)
-                        if a is None or a.dtype == to.np or a.dtype not in _ELIGIBLE:
+                        if a is None or a.dtype not in castable:
                             continue
                         c = cached_cast(to, v, dev, lower)
                         if c is not v:
@@ -363,10 +364,14 @@ def _cast_kernel(op, key, slots, fixed=None):
             fn = memo.get(below)
             if fn is None:
                 fn = resolve(op, below)
-            return fn(*args, **kwargs)
+            return fn(*args, **kwargs) if kwargs else fn(*args)
         finally:
             tls.excluded = prev
     return kernel
+
+
+# autocast target dtype -> the NumPy dtypes of inputs autocast casts to it (eligible, and not already it)
+_CASTABLE_TO = {d: _ELIGIBLE - {d.np} for d in (D.float16, D.bfloat16, D.float32)}
 
 
 def _lower_precision_fp(op, key, slots):

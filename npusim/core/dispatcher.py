@@ -444,8 +444,9 @@ def slow_call(op: OpOverload, ks: int, args, kwargs):
     if not ks:
         ks = _CPU_BIT
     t = dispatch_tls.tls
-    if t.autocast:
-        ks |= _AUTOCAST_FOR_BACKENDS[ks & BACKEND_MASK] & t.autocast
+    autocast = t.autocast
+    if autocast:
+        ks |= _AUTOCAST_FOR_BACKENDS[ks & BACKEND_MASK] & autocast
     ks = (ks | t.included) & ~t.excluded
     hook = _record_function_hook
     if hook is not None:
@@ -455,7 +456,7 @@ def slow_call(op: OpOverload, ks: int, args, kwargs):
         fn = op._memo[ks]
     except KeyError:
         fn = _resolve(op, ks)
-    return fn(*args, **kwargs)
+    return fn(*args, **kwargs) if kwargs else fn(*args)
 
 
 ALWAYS_SLOW = itertools.repeat(slow_call).__next__
