@@ -93,9 +93,11 @@ _add_reduce = np.add.reduce
 
 def sum_(self, *, dtype=None):
     a = self._a
-    if dtype is None and a.__class__ is _ndarray and a.size <= _SMALL_SUM:
+    if a.__class__ is _ndarray and a.size <= _SMALL_SUM:
         dt = a.dtype
-        if dt is _SUM_SAME_DTYPE[0] or dt is _SUM_SAME_DTYPE[1] or dt is _SUM_SAME_DTYPE[2]:
+        # dtype= naming the input's own float dtype (autocast asks for float32) takes the fast path too
+        if (dtype is None or getattr(dtype, "np", None) is dt) and (dt is _SUM_SAME_DTYPE[0] or dt is _SUM_SAME_DTYPE[1]
+                                                 or dt is _SUM_SAME_DTYPE[2]):
             out = _empty((), dt)
             _add_reduce(a, None, None, out)
             return C.make(out, self._device)
