@@ -19,7 +19,8 @@ from ..core.tensor import Tensor
 from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
-           "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR"]
+           "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ReduceLROnPlateau", "OneCycleLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR", "ChainedScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -415,6 +416,10 @@ class SequentialLR(LRScheduler):
         for idx, scheduler in enumerate(schedulers):
             if not hasattr(scheduler, "optimizer"):
                 raise TypeError(f"{name} at index {idx} should have `optimizer` as its attribute.")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                                 f"kwargs to be specified when calling `step`, but got one at index {idx} in the "
+                                 f"given schedulers sequence.")
             if optimizer != scheduler.optimizer:
                 raise ValueError(
                     f"{name} expects all schedulers to belong to the same optimizer, but got scheduler "
@@ -467,3 +472,9 @@ class SequentialLR(LRScheduler):
         state_dict["_schedulers"] = saved
         for idx, s in enumerate(saved):
             self._schedulers[idx].load_state_dict(s)
+
+
+# defined in their own module, which builds on the base class above (so this import must stay at the end)
+from .lr_scheduler_extra import (  # noqa: E402
+    ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, ReduceLROnPlateau,
+)
