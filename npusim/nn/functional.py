@@ -7,9 +7,11 @@ decompositions), so every function works under autograd on any device.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
-from ..core.autograd.grad_mode import no_grad
+from ..core import dtype as D
+from ..core.autograd.grad_mode import is_grad_enabled, no_grad
 from ..core.ops_namespace import aten
 from ..core.tensor import Tensor
 
@@ -20,7 +22,8 @@ __all__ = [
     "embedding", "linear", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
     "dropout3d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity", "bilinear",
-    "scaled_dot_product_attention",
+    "scaled_dot_product_attention", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle",
+    "pixel_unshuffle", "instance_norm",
 ]
 
 
@@ -600,6 +603,255 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     _check_tensor(value, "scaled_dot_product_attention", "value", 3)
     return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                                      enable_gqa=enable_gqa)
+
+
+# --- 1-d pooling -------------------------------------------------------------------------------------------
+# As in torch, each 1-d pool is the 2-d one on a height-1 view (N, C, 1, L): the 2-d operator's checks,
+# kernels and derivatives serve it, and its indices (h * W + w with h = 0) are already positions along L.
+
+def _int_or_int_tensor(v):
+    """An int as torch's argument parser reads one: Python or NumPy ints and one-element integer tensors."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, Tensor) and v.numel() == 1 and not v.is_floating_point() and v.dtype is not D.bool:
+        return int(v.item())
+    return None
+
+
+def _int_list_arg(v, fname, argname, pos):
+    """An ``int[1]`` argument as a list (an int stands for one copy), with the parser's TypeError."""
+    if isinstance(v, (list, tuple)):
+        out = []
+        for i, x in enumerate(v):
+            n = _int_or_int_tensor(x)
+            if n is None:
+                raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be tuple of ints, but found "
+                                f"element of type {type(x).__name__} at pos {i}")
+            out.append(n)
+        return out
+    n = _int_or_int_tensor(v)
+    if n is None:
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be tuple of ints, not "
+                        f"{type(v).__name__}")
+    return [n]
+
+
+def _int_arg(v, fname, argname, pos):
+    n = _int_or_int_tensor(v)
+    if n is None:
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be int, not {type(v).__name__}")
+    return n
+
+
+def _bool_arg(v, fname, argname, pos):
+    if not isinstance(v, bool):
+        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be bool, not {type(v).__name__}")
+
+
+def _check_dim_range(input, fname, lo, hi):
+    """aten's checkDimRange: lo <= input.dim() < hi."""
+    if not lo <= input.dim() < hi:
+        raise RuntimeError(f"Expected {lo} to {hi - 1} dimensions, but got {input.dim()}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {fname})")
+
+
+def _check_one_int(values, fname, argname):
+    if len(values) != 1:
+        raise RuntimeError(f"{fname}() argument '{argname}' should contain one int (got {len(values)})")
+
+
+def _pooled_length(n, k, s, p, d, ceil_mode):
+    """torch's pooling_output_shape: with ceil_mode the last window must start inside the input or left pad."""
+    out = (n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode):
+    """aten::max_pool1d's own checks (its indices-returning sibling leaves them to max_pool2d)."""
+    shape = input.shape
+    if not ((input.dim() == 2 and shape[0] != 0 and shape[1] != 0)
+            or (input.dim() == 3 and shape[1] != 0 and shape[2] != 0)):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                           f"input, but got:{list(shape)}")
+    if len(kernel) != 1:
+        raise RuntimeError(f"max_pool1d() kernel_size must be an int, list of ints or tuple of ints of size 1 but "
+                           f"got size {len(kernel)}")
+    if len(stride) > 1:
+        raise RuntimeError(f"max_pool1d() stride must be None, an int, list of ints, or tuple of ints of size 1 but "
+                           f"got size {len(stride)}")
+    if len(padding) != 1:
+        raise RuntimeError(f"max_pool1d() padding must be an int, list of ints, or tuple of ints of size 1 but got "
+                           f"size {len(padding)}")
+    if len(dilation) != 1:
+        raise RuntimeError(f"max_pool1d() dilation must be an int, list of ints or tuple of ints of size 1 but got "
+                           f"size {len(dilation)}")
+    (k,), (p,), (d,) = kernel, padding, dilation
+    s = stride[0] if stride else k
+    if k <= 0:
+        raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got {k}")
+    if s <= 0:
+        raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p} and "
+                           f"kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
+    out = _pooled_length(shape[-1], k, s, p, d, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over windows along the last dim of (N, C, L) or (C, L) input; with ``return_indices`` also the
+    position in L of each maximum."""
+    fname = "max_pool1d_with_indices" if return_indices else "max_pool1d"
+    _check_tensor(input, fname)
+    kernel = _int_list_arg(kernel_size, fname, "kernel_size", 2)
+    stride = [] if stride is None else _int_list_arg(stride, fname, "stride", 3)
+    padding = _int_list_arg(padding, fname, "padding", 4)
+    dilation = _int_list_arg(dilation, fname, "dilation", 5)
+    _bool_arg(ceil_mode, fname, "ceil_mode", 6)
+    if not return_indices:
+        _check_max_pool1d(input, kernel, stride, padding, dilation, ceil_mode)
+        # torch's CPU kernel without indices takes floating inputs only; it is used when no gradient is needed
+        needs_indices = input.requires_grad and is_grad_enabled()
+        if input.device.type == "cpu" and not needs_indices and not input.is_floating_point():
+            raise NotImplementedError(f"\"max_pool1d_impl\" not implemented for '{D.SCALAR_TYPE_NAME[input.dtype]}'")
+    stride = stride or kernel
+    _check_dim_range(input, "max_pool1d", 2, 4)
+    for name, values in (("kernel_size", kernel), ("stride", stride), ("padding", padding), ("dilation", dilation)):
+        _check_one_int(values, "max_pool1d", name)
+    out, indices = aten.max_pool2d_with_indices.default(aten.unsqueeze.default(input, -2), [1, kernel[0]],
+                                                        [1, stride[0]], [0, padding[0]], [1, dilation[0]], ceil_mode)
+    out = aten.squeeze.dim(out, -2)
+    if return_indices:
+        return out, aten.squeeze.dim(indices, -2)
+    return out
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over windows along the last dim of (N, C, L) or (C, L) input (padding counts in the divisor when
+    ``count_include_pad``)."""
+    fname = "avg_pool1d"
+    _check_tensor(input, fname)
+    kernel = _int_list_arg(kernel_size, fname, "kernel_size", 2)
+    stride = [] if stride is None else _int_list_arg(stride, fname, "stride", 3)
+    padding = _int_list_arg(padding, fname, "padding", 4)
+    _bool_arg(ceil_mode, fname, "ceil_mode", 5)
+    _bool_arg(count_include_pad, fname, "count_include_pad", 6)
+    stride = stride or kernel
+    _check_dim_range(input, fname, 2, 4)
+    for name, values in (("kernel_size", kernel), ("stride", stride), ("padding", padding)):
+        _check_one_int(values, fname, name)
+    out = aten.avg_pool2d.default(aten.unsqueeze.default(input, -2), [1, kernel[0]], [1, stride[0]],
+                                  [0, padding[0]], ceil_mode, count_include_pad)
+    return aten.squeeze.dim(out, -2)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over the windows that split L into ``output_size`` nearly equal parts."""
+    fname = "adaptive_avg_pool1d"
+    _check_tensor(input, fname)
+    size = _int_list_arg(output_size, fname, "output_size", 2)
+    _check_dim_range(input, fname, 2, 4)
+    _check_one_int(size, fname, "output_size")
+    out = aten.adaptive_avg_pool2d.default(aten.unsqueeze.default(input, -2), [1, size[0]])
+    return aten.squeeze.dim(out, -2)
+
+
+# --- pixel shuffle -------------------------------------------------------------------------------------------
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r): each channel group of r^2 becomes an r x r block."""
+    _check_tensor(input, "pixel_shuffle")
+    r = _int_arg(upscale_factor, "pixel_shuffle", "upscale_factor", 2)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    blocks = input.reshape(*batch, c // (r * r), r, r, h, w)
+    # (oc, r_h, r_w, h, w) -> (oc, h, r_h, w, r_w): each pixel's block lands beside it
+    blocks = blocks.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return blocks.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """The inverse of pixel_shuffle: (*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
+    _check_tensor(input, "pixel_unshuffle")
+    r = _int_arg(downscale_factor, "pixel_unshuffle", "downscale_factor", 2)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *batch, c, h, w = input.shape
+    if h % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor, but "
+                           f"input.size(-2)={h} is not divisible by {r}")
+    if w % r != 0:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, but "
+                           f"input.size(-1)={w} is not divisible by {r}")
+    n = len(batch)
+    blocks = input.reshape(*batch, c, h // r, r, w // r, r)
+    # (c, oh, r_h, ow, r_w) -> (c, r_h, r_w, oh, ow): each r x r block becomes r^2 channels
+    blocks = blocks.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return blocks.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# --- instance norm -------------------------------------------------------------------------------------------
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise each channel of each sample over its spatial dims.
+
+    As aten does it: batch norm of the input viewed as (1, N * C, ...), with the per-channel weight, bias and
+    running statistics repeated per sample; the running statistics then take the mean over the samples.
+    """
+    if use_input_stats:
+        size = input.size()
+        spatial = 1
+        for n in list(size)[2:]:
+            spatial *= n
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {size}")
+    _check_tensor(input, "instance_norm")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if input.dim() == 1:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if is_grad_enabled():
+        _no_grad_arg(running_mean, "running_mean", "native_batch_norm")
+        _no_grad_arg(running_var, "running_var", "native_batch_norm")
+    b, c = input.size(0), input.size(1)
+
+    def per_sample(t):
+        return None if t is None else aten.repeat.default(t, [b])
+
+    mean_rep, var_rep = per_sample(running_mean), per_sample(running_var)
+    folded = aten.reshape.default(input.contiguous(), [1, b * c] + list(input.shape[2:]))
+    out = aten.batch_norm.default(folded, per_sample(weight), per_sample(bias), mean_rep, var_rep, use_input_stats,
+                                  momentum, eps, True)
+    if use_input_stats:   # only batch statistics move the running ones
+        with no_grad():
+            if running_mean is not None:
+                running_mean.copy_(aten.mean.dim(aten.reshape.default(mean_rep, [b, c]), [0]))
+            if running_var is not None:
+                running_var.copy_(aten.mean.dim(aten.reshape.default(var_rep, [b, c]), [0]))
+    return aten.reshape.default(out, list(input.shape))
 
 
 # The rest of torch.nn.functional lives in its own files (functional_attention reads this module's

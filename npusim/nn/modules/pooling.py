@@ -1,10 +1,11 @@
-"""Pooling layers: ``MaxPool2d``, ``AvgPool2d`` and ``AdaptiveAvgPool2d``."""
+"""Pooling layers: ``MaxPool1d``/``2d``, ``AvgPool1d``/``2d`` and ``AdaptiveAvgPool1d``/``2d``."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
+from .utils import _single
 
-__all__ = ["MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -24,6 +25,14 @@ class _MaxPoolNd(Module):
                 "ceil_mode={ceil_mode}").format(**self.__dict__)
 
 
+class MaxPool1d(_MaxPoolNd):
+    """The maximum over each kernel window of (N, C, L) or (C, L) inputs."""
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class MaxPool2d(_MaxPoolNd):
     """The maximum over each kernel window of (N, C, H, W) or (C, H, W) inputs."""
 
@@ -37,6 +46,23 @@ class _AvgPoolNd(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
+    """The mean over each kernel window of (N, C, L) or (C, L) inputs."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        # torch keeps the 1-d sizes as 1-tuples (they show so in the repr)
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(stride if stride is not None else kernel_size)
+        self.padding = _single(padding)
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
 
 
 class AvgPool2d(_AvgPoolNd):
@@ -68,6 +94,13 @@ class _AdaptiveAvgPoolNd(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average pooling of (N, C, L) or (C, L) inputs to a fixed output length."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):

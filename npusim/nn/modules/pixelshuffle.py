@@ -1,0 +1,39 @@
+"""``PixelShuffle`` and ``PixelUnshuffle``: trade channels for spatial resolution and back."""
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle"]
+
+
+class PixelShuffle(Module):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r) with r = ``upscale_factor``."""
+
+    __constants__ = ["upscale_factor"]
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W) with r = ``downscale_factor``."""
+
+    __constants__ = ["downscale_factor"]
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
