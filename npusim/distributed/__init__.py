@@ -14,8 +14,12 @@ from .collectives import (
     broadcast_object_list, gather, irecv, isend, recv, reduce, reduce_scatter_tensor, scatter, send,
 )
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .list_collectives import all_to_all, reduce_scatter
+from .monitored_barrier import monitored_barrier
 from .mpi_backend import create_mpi_backend
 from .nccl_backend import create_nccl_backend
+from .object_collectives import gather_object, scatter_object_list
+from .p2p import P2POp, batch_isend_irecv
 from .process_group import (
     GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_global_rank,
     get_group_rank, get_node_local_rank, get_process_group_ranks, get_rank, get_world_size, group,
@@ -29,10 +33,12 @@ Backend.register_backend(Backend.NCCL, create_nccl_backend, extended_api=True, d
 
 __all__ = [
     "Backend", "BackendOptions", "CollectiveBackend", "DistBackendError", "DistError", "DistNetworkError",
-    "DistStoreError", "GroupMember", "ProcessGroup", "ReduceOp", "Work", "all_gather", "all_gather_into_tensor",
-    "all_gather_object", "all_reduce", "all_to_all_single", "barrier", "broadcast", "broadcast_object_list",
-    "default_pg_timeout", "destroy_process_group", "gather", "get_backend", "get_global_rank", "get_group_rank",
-    "get_node_local_rank", "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group",
-    "irecv", "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "new_group",
-    "recv", "reduce", "reduce_scatter_tensor", "scatter", "send",
+    "DistStoreError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+    "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
+    "batch_isend_irecv", "broadcast", "broadcast_object_list", "default_pg_timeout", "destroy_process_group",
+    "gather", "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_node_local_rank",
+    "get_process_group_ranks", "get_rank", "get_world_size", "group", "init_process_group", "irecv",
+    "is_available", "is_initialized", "is_mpi_available", "is_nccl_available", "isend", "monitored_barrier",
+    "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter", "scatter_object_list",
+    "send",
 ]
