@@ -1,0 +1,516 @@
+"""Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their one-step cells.
+
+They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout), so
+autograd and every device work without dedicated kernels. Parameter names, shapes, gate order, initialisation,
+argument checks and error messages are torch's, so a torch state dict loads and gives torch's outputs.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ...core.autocast_state import is_any_autocast_enabled
+from ...core.dtype import SCALAR_TYPE_NAME
+from ...core.functional import cat, stack
+from ...core.public_factories import empty, zeros
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES_PER_MODE = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# --- one time step of each recurrence, shared by the layers and the cells ----------------------------------------
+# ``input_gates`` is the input's projection (x W_ih^T + b_ih), computed by the caller: the layers project a whole
+# sequence with one matmul before stepping through time.
+
+def _rnn_step(input_gates, hidden, w_hh, b_hh, nonlinearity):
+    pre_activation = input_gates + F.linear(hidden, w_hh, b_hh)
+    return pre_activation.tanh() if nonlinearity == "tanh" else F.relu(pre_activation)
+
+
+def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None):
+    gates = input_gates + F.linear(hidden, w_hh, b_hh)
+    in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
+    cell = forget_gate.sigmoid() * cell + in_gate.sigmoid() * cell_gate.tanh()
+    hidden = out_gate.sigmoid() * cell.tanh()
+    if w_hr is not None:
+        hidden = F.linear(hidden, w_hr)
+    return hidden, cell
+
+
+def _gru_step(input_gates, hidden, w_hh, b_hh):
+    hidden_gates = F.linear(hidden, w_hh, b_hh)
+    input_reset, input_update, input_new = input_gates.chunk(3, -1)
+    hidden_reset, hidden_update, hidden_new = hidden_gates.chunk(3, -1)
+    reset_gate = (input_reset + hidden_reset).sigmoid()
+    update_gate = (input_update + hidden_update).sigmoid()
+    # The reset gate scales W_hn h + b_hn (not h), as torch (and cuDNN) define it.
+    new_gate = (input_new + reset_gate * hidden_new).tanh()
+    # (1 - z) * n + z * h, written as torch evaluates it
+    return new_gate + update_gate * (hidden - new_gate)
+
+
+class RNNBase(Module):
+    """What ``RNN``, ``LSTM`` and ``GRU`` share: parameters, argument checks and the layer/direction loop."""
+
+    __constants__ = ["mode", "input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout",
+                     "bidirectional", "proj_size"]
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the probability of an element "
+                             "being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
+                          f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
+                          stacklevel=2)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES_PER_MODE:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = _GATES_PER_MODE[mode] * hidden_size
+
+        self._flat_weights_names = []
+        self._all_weights = []
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        for layer in range(num_layers):
+            layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
+            for direction in range(num_directions):
+                suffix = "_reverse" if direction == 1 else ""
+                shapes = {"weight_ih": (gate_size, layer_input_size), "weight_hh": (gate_size, real_hidden_size)}
+                if bias:
+                    shapes.update(bias_ih=(gate_size,), bias_hh=(gate_size,))
+                if proj_size > 0:
+                    shapes["weight_hr"] = (proj_size, hidden_size)
+                names = []
+                for kind, shape in shapes.items():
+                    name = f"{kind}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(empty(shape, **factory_kwargs)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        # Looked up on every access, so replaced or moved parameters are always the ones used.
+        return [getattr(self, name) if hasattr(self, name) else None for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        """A no-op: the weights are never packed into one fused buffer (that is a cuDNN layout)."""
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    # --- argument checks, with torch's names and messages ---------------------------------------------------------
+
+    def check_input(self, input, batch_sizes):
+        weight_dtype = self._flat_weights[0].dtype
+        if input.dtype != weight_dtype and not is_any_autocast_enabled():
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight_dtype}). "
+                             f"Convert input: input.to({weight_dtype}), or convert model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got "
+                               f"{input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return self.num_layers * num_directions, mini_batch, real_hidden_size
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if hx.size() != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def permute_hidden(self, hx, permutation):
+        return hx if permutation is None else hx.index_select(1, permutation)
+
+    # --- the shared forward ---------------------------------------------------------------------------------------
+
+    # torch names the layer in this message (RNN's says "tensor instead", LSTM's and GRU's just "instead").
+    _input_rank_message = "RNN: Expected input to be 2D or 3D, got {}D tensor instead"
+
+    def _prepare_input(self, input):
+        """Check the input's rank; returns it batched, and whether it came batched."""
+        if input.dim() not in (2, 3):
+            raise ValueError(self._input_rank_message.format(input.dim()))
+        is_batched = input.dim() == 3
+        if not is_batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        return input, is_batched
+
+    def _zero_state(self, input, size):
+        batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return zeros((self.num_layers * num_directions, batch, size), dtype=input.dtype, device=input.device)
+
+    def _run(self, input, hidden, cell=None):
+        """All layers and directions over a batched input; ``cell`` is the LSTM's cell state, None otherwise.
+
+        Returns the last layer's output (in the input's layout) and the final hidden (and cell) states, stacked
+        layer-major, direction-minor, as torch lays out h_n.
+        """
+        seq_dim = 1 if self.batch_first else 0
+        if input.size(seq_dim) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        layer_input = input.transpose(0, 1) if self.batch_first else input  # time-major from here on
+        num_directions = 2 if self.bidirectional else 1
+        weights_per_direction = self.all_weights
+        final_hidden, final_cell = [], []
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+            outputs = []
+            for direction in range(num_directions):
+                index = layer * num_directions + direction
+                output, h_last, c_last = self._run_direction(
+                    layer_input, hidden[index], None if cell is None else cell[index],
+                    weights_per_direction[index], reverse=direction == 1)
+                outputs.append(output)
+                final_hidden.append(h_last)
+                final_cell.append(c_last)
+            layer_input = outputs[0] if num_directions == 1 else cat(outputs, 2)
+        output = layer_input.transpose(0, 1) if self.batch_first else layer_input
+        return output, stack(final_hidden), None if cell is None else stack(final_cell)
+
+    def _run_direction(self, input, hidden, cell, weights, reverse):
+        w_ih, w_hh = weights[0], weights[1]
+        b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
+        w_hr = weights[-1] if self.proj_size > 0 else None
+        # The input's contribution to every step in one matmul; only the recurrent part stays in the loop.
+        input_gates = F.linear(input, w_ih, b_ih).unbind(0)
+        steps = range(len(input_gates) - 1, -1, -1) if reverse else range(len(input_gates))
+        outputs = [None] * len(input_gates)
+        for t in steps:
+            if self.mode == "LSTM":
+                hidden, cell = _lstm_step(input_gates[t], hidden, cell, w_hh, b_hh, w_hr)
+            elif self.mode == "GRU":
+                hidden = _gru_step(input_gates[t], hidden, w_hh, b_hh)
+            else:
+                hidden = _rnn_step(input_gates[t], hidden, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu")
+            outputs[t] = hidden
+        return stack(outputs), hidden, cell
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class _RNNOrGRU(RNNBase):
+    """The forward of the layers whose state is a single hidden tensor."""
+
+    def forward(self, input, hx=None):
+        input, is_batched = self._prepare_input(input)
+        if hx is not None:
+            if not is_batched:
+                if hx.dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor")
+                hx = hx.unsqueeze(1)
+            elif hx.dim() != 3:
+                raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor")
+        else:
+            hx = self._zero_state(input, self.hidden_size)
+        self.check_forward_args(input, hx, None)
+        output, hidden, _ = self._run(input, hx)
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+
+class RNN(_RNNOrGRU):
+    """An Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+
+    Arguments: ``input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True, batch_first=False,
+    dropout=0.0, bidirectional=False, device=None, dtype=None``.
+    """
+
+    def __init__(self, *args, **kwargs):
+        # torch's signature: nonlinearity is the fourth positional argument, which RNNBase does not take.
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+
+class GRU(_RNNOrGRU):
+    """A gated recurrent unit, gates in torch's order (reset, update, new):
+    r = sigmoid(W_ir x + b_ir + W_hr h + b_hr), z = sigmoid(W_iz x + b_iz + W_hz h + b_hz),
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) * n + z * h.
+
+    Arguments: ``input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, device=None, dtype=None``.
+    """
+
+    _input_rank_message = "GRU: Expected input to be 2D or 3D, got {}D instead"
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+
+class LSTM(RNNBase):
+    """A long short-term memory layer, gates in torch's order (input, forget, cell, output); with
+    ``proj_size > 0`` the hidden state is projected by ``weight_hr`` to ``proj_size`` features.
+
+    Arguments: ``input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+    bidirectional=False, proj_size=0, device=None, dtype=None``.
+    """
+
+    _input_rank_message = "LSTM: Expected input to be 2D or 3D, got {}D instead"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return self.num_layers * num_directions, mini_batch, self.hidden_size
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def permute_hidden(self, hx, permutation):
+        if permutation is None:
+            return hx
+        return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
+
+    def forward(self, input, hx=None):
+        input, is_batched = self._prepare_input(input)
+        if hx is None:
+            real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+            hx = (self._zero_state(input, real_hidden_size), self._zero_state(input, self.hidden_size))
+        elif is_batched:
+            if hx[0].dim() != 3 or hx[1].dim() != 3:
+                raise RuntimeError("For batched 3-D input, hx and cx should also be 3-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+        else:
+            if hx[0].dim() != 2 or hx[1].dim() != 2:
+                raise RuntimeError("For unbatched 2-D input, hx and cx should also be 2-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        self.check_forward_args(input, hx, None)
+        output, hidden, cell = self._run(input, hx[0], hx[1])
+        if not is_batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            hidden, cell = hidden.squeeze(1), cell.squeeze(1)
+        return output, (hidden, cell)
+
+
+# --- cells -------------------------------------------------------------------------------------------------------
+
+def _check_cell_state(input, state, hidden_size, label):
+    if input.size(0) != state.size(0):
+        raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{label} batch size {state.size(0)}")
+    if state.size(1) != hidden_size:
+        raise RuntimeError(f"hidden{label} has inconsistent hidden_size: got {state.size(1)}, expected {hidden_size}")
+
+
+def _check_matmul_dtype(x, weight, bias):
+    # torch's fused x W^T + b (addmm) names the mismatch this way; without a bias, linear's own check reports it.
+    if bias is not None and x.dtype != weight.dtype and not is_any_autocast_enabled():
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {SCALAR_TYPE_NAME[x.dtype]} and "
+                           f"{SCALAR_TYPE_NAME[weight.dtype]}")
+
+
+class RNNCellBase(Module):
+    """What the cells share: ``weight_ih``, ``weight_hh`` and the optional ``bias_ih``, ``bias_hh``."""
+
+    __constants__ = ["input_size", "hidden_size", "bias"]
+
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), **factory_kwargs))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), **factory_kwargs))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, **factory_kwargs))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, **factory_kwargs))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check_rank(self, input, states, state_label):
+        name = type(self).__name__
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        for label, state in zip(state_label, states):
+            if state.dim() not in (1, 2):
+                raise ValueError(f"{name}: Expected {label} to be 1D or 2D, got {state.dim()}D instead")
+
+    def _input_gates(self, input, states):
+        """Check sizes and dtypes as torch's cell kernels do; returns x W_ih^T + b_ih."""
+        if input.size(1) != self.weight_ih.size(1):
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                               f"{self.weight_ih.size(1)}")
+        for label, state in enumerate(states):
+            _check_cell_state(input, state, self.weight_hh.size(1), label)
+        _check_matmul_dtype(input, self.weight_ih, self.bias_ih)
+        input_gates = F.linear(input, self.weight_ih, self.bias_ih)
+        _check_matmul_dtype(states[0], self.weight_hh, self.bias_hh)
+        return input_gates
+
+    def _zero_state(self, input):
+        return zeros((input.size(0), self.hidden_size), dtype=input.dtype, device=input.device)
+
+
+class RNNCell(RNNCellBase):
+    """One Elman RNN step: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
+
+    __constants__ = ["input_size", "hidden_size", "bias", "nonlinearity"]
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, **factory_kwargs)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        self._check_rank(input, () if hx is None else (hx,), ("hidden",))
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        hx = self._zero_state(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        if self.nonlinearity not in ("tanh", "relu"):
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        input_gates = self._input_gates(input, (hx,))
+        hidden = _rnn_step(input_gates, hx, self.weight_hh, self.bias_hh, self.nonlinearity)
+        return hidden if is_batched else hidden.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; returns ``(h', c')``."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, **factory_kwargs)
+
+    def forward(self, input, hx=None):
+        self._check_rank(input, () if hx is None else hx, ("hx[0]", "hx[1]"))
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zero_state = self._zero_state(input)
+            hx = (zero_state, zero_state)
+        elif not is_batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        input_gates = self._input_gates(input, hx)
+        hidden, cell = _lstm_step(input_gates, hx[0], hx[1], self.weight_hh, self.bias_hh)
+        return (hidden, cell) if is_batched else (hidden.squeeze(0), cell.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step, torch's gate order and formula (see ``GRU``)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        factory_kwargs = {"device": device, "dtype": dtype}
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, **factory_kwargs)
+
+    def forward(self, input, hx=None):
+        self._check_rank(input, () if hx is None else (hx,), ("hidden",))
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        hx = self._zero_state(input) if hx is None else (hx if is_batched else hx.unsqueeze(0))
+        input_gates = self._input_gates(input, (hx,))
+        hidden = _gru_step(input_gates, hx, self.weight_hh, self.bias_hh)
+        return hidden if is_batched else hidden.squeeze(0)
