@@ -213,10 +213,12 @@ def _cast_cached(t, to):
     if hit is not None:
         ref, version, arr, casted = hit
         # the same tensor (ids are reused), no in-place update since, and no swapped .data
-        if ref() is t and t._version == version and t._a is arr:
+        vc = t._vc     # not t._version: inference tensors (weights made under inference_mode) have none
+        if ref() is t and (vc[0] if vc is not None else 0) == version and t._a is arr:
             return casted
     casted = _to_copy(t, dtype=to)
-    cache[key] = (weakref.ref(t), t._version, t._a, casted)
+    vc = t._vc
+    cache[key] = (weakref.ref(t), vc[0] if vc is not None else 0, t._a, casted)
     return casted
 
 

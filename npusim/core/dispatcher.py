@@ -24,6 +24,7 @@ from . import device_guard as _device_guard
 from . import dispatch_tls
 from .device import PRIVATEUSE1, privateuse1_backend_name
 from .device_hooks import resolve_target_device
+from .inference_tensors import INFERENCE_VC, check_write as check_inference_write
 from .dispatch_keys import (
     ALIAS_KEYS, AUTOCAST_OF, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
     DispatchKey, DispatchKeySet, RUNTIME_KEYS, parse_key,
@@ -519,11 +520,17 @@ def _generate(op: OpOverload):
     fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
-               "device_keys": _device_keys}
-    N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick"]}  # noqa: N806 - reads like a template
+               "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write}
+    N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick", "vc"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
     ks, fn, tick = N["ks"], N["fn"], N["tick"]
     params, call_args, body = [], [], []
+    # an inference tensor refuses in-place updates outside inference mode, before anything is written
+    for a in args:
+        if a.type.base == "Tensor" and a.type.is_write and not a.type.is_list:
+            n = _pyname(a.name)
+            body += ["try:", f"    {N['vc']} = {n}._vc", "except AttributeError:", f"    {N['vc']} = None",
+                     f"if {N['vc']} is {N['no_versions']}:", f"    {N['check_write']}({n})"]
     star = False
     ks_set = False
     for pos, a in enumerate(args, start=1):

@@ -1118,5 +1118,13 @@ def is_floating_point(input) -> bool:
 
 
 @_export
+def is_inference(input) -> bool:
+    """Whether ``input`` is an inference tensor (made under inference_mode)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()
+
+
+@_export
 def numel(input) -> int:
     return input.numel()

@@ -17,11 +17,21 @@ import numpy as np
 from . import dtype as _dt
 from .device import CPU
 from .device_hooks import storage_factory
+from . import inference_tensors as _inference
+from .inference_tensors import INFERENCE_VC
 from .storage import UntypedStorage, array_address, array_root
 
 _new = object.__new__
 _ndarray = np.ndarray
 _FROM_NP = _dt.FROM_NUMPY
+# inference_mode contexts open in any thread (core.autograd.grad_mode counts them): while none is open,
+# make() pays one check for inference tensors
+_INFERENCE_OPEN = 0
+
+
+def inference_contexts_changed(delta: int) -> None:
+    global _INFERENCE_OPEN
+    _INFERENCE_OPEN += delta
 
 
 class Size(tuple):
@@ -180,14 +190,22 @@ class Tensor:
     @property
     def _version(self) -> int:
         vc = self._vc
+        if vc is INFERENCE_VC:
+            raise RuntimeError(_inference.VERSION_MESSAGE)
         return vc[0] if vc is not None else 0
 
     def _bump_version(self) -> None:
         vc = self._vc
         if vc is None:
             self._vc = [1]
+        elif vc is INFERENCE_VC:
+            _inference.check_write(self)   # the dispatcher refused earlier; this guards direct writers
         else:
             vc[0] += 1
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under inference_mode (or views one)."""
+        return self._vc is INFERENCE_VC
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -300,7 +318,8 @@ class Tensor:
     def __copy__(self):
         """A new tensor over the same memory (torch's shallow copy shares the storage)."""
         new = make_alias(self._a, self)
-        new._vc = None
+        if new._vc is not INFERENCE_VC:
+            new._vc = None
         if self.requires_grad:
             new.requires_grad_(True)
         return new
@@ -373,7 +392,8 @@ class Tensor:
         # Like detach() but with a version counter of its own: in-place writes through .data are
         # invisible to autograd's saved-tensor checks, as in torch.
         t = make_alias(self._a, self)
-        t._vc = None
+        if t._vc is not INFERENCE_VC:   # an inference tensor's .data is one too
+            t._vc = None
         return t
 
     @data.setter
@@ -394,9 +414,6 @@ class Tensor:
     def output_nr(self) -> int:
         am = self._am
         return 0 if am is None else am.output_nr
-
-    def is_inference(self) -> bool:
-        return False
 
     # --- transposes that read like attributes ---------------------------------------
     @property
@@ -439,7 +456,7 @@ def make(a, dev) -> Tensor:
     t._device = dev
     t._ks = dev._ks
     t._base = None
-    t._vc = None
+    t._vc = INFERENCE_VC if _INFERENCE_OPEN and _inference.grad_tls.inference else None
     t._am = None
     if dev is CPU:
         t._st = None

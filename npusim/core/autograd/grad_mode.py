@@ -10,6 +10,9 @@ import functools
 import inspect
 import threading
 
+from .. import inference_tensors as _inference_tensors
+from .. import tensor as _tensor
+
 
 class _GradTLS(threading.local):
     enabled = True
@@ -17,6 +20,8 @@ class _GradTLS(threading.local):
 
 
 tls = _GradTLS()
+_inference_tensors.grad_tls = tls
+_contexts_lock = threading.Lock()
 
 
 def is_grad_enabled() -> bool:
@@ -147,6 +152,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (tls.enabled, tls.inference)
+        with _contexts_lock:     # counted first: a tensor made from now on in this thread is an inference tensor
+            _tensor.inference_contexts_changed(1)
         if self.mode:
             tls.enabled = False
             tls.inference = True
@@ -156,6 +163,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         tls.enabled, tls.inference = self.prev
+        with _contexts_lock:
+            _tensor.inference_contexts_changed(-1)
         return False
 
     def clone(self):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..inference_tensors import INFERENCE_VC, REQUIRES_GRAD_MESSAGE, in_inference_mode
 from ..tensor import Tensor
 
 # How a view was made (torch's CreationMeta): only DEFAULT views may be modified in place under autograd.
@@ -79,6 +80,8 @@ def set_requires_grad(t, flag, *, attribute=False) -> None:
                                "computed variable in a subgraph that doesn't require differentiation use "
                                "var_no_grad = var.detach().")
         return
+    if flag and t._vc is INFERENCE_VC and not in_inference_mode():
+        raise RuntimeError(REQUIRES_GRAD_MESSAGE)
     if flag and not t.is_floating_point():
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients" if attribute
                            else "only Tensors of floating point dtype can require gradients")

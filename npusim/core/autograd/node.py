@@ -11,6 +11,7 @@ import itertools
 import re
 import weakref
 
+from ..inference_tensors import INFERENCE_VC, SAVE_MESSAGE
 from ..tensor import make_alias
 from .anomaly_mode import is_anomaly_enabled
 from .grad_mode import tls as _grad_tls
@@ -55,6 +56,8 @@ class SavedTensor:
         self.is_output = is_output
         self.view_geom = view_geom
         vc = t._vc
+        if vc is INFERENCE_VC:
+            raise RuntimeError(SAVE_MESSAGE)
         self.version = vc[0] if vc is not None else 0
 
     def unpack(self, owner):
