@@ -8,6 +8,7 @@ Importing this package is cheap: MPI starts only in ``init_process_group``.
 """
 from __future__ import annotations
 
+from .algorithms.grad_bucket import GradBucket
 from .backend import Backend, BackendOptions, CollectiveBackend
 from .collectives import (
     all_gather, all_gather_into_tensor, all_gather_object, all_reduce, all_to_all_single, barrier, broadcast,
@@ -33,7 +34,7 @@ Backend.register_backend(Backend.NCCL, create_nccl_backend, extended_api=True, d
 
 __all__ = [
     "Backend", "BackendOptions", "CollectiveBackend", "DistBackendError", "DistError", "DistNetworkError",
-    "DistStoreError", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+    "DistStoreError", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
     "batch_isend_irecv", "broadcast", "broadcast_object_list", "default_pg_timeout", "destroy_process_group",
     "gather", "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_node_local_rank",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+from ..core.futures import Future
 from .errors import DistBackendError, DistError
 
 _monotonic = time.monotonic
@@ -42,8 +43,9 @@ class Work:
     """A collective started without blocking (``torch.distributed.Work``).
 
     ``wait()`` blocks until it completes (or fails: the error is raised), ``is_completed()`` asks without
-    blocking. ``result()`` gives the output tensors, ``source_rank()`` the sender of a receive from any rank.
-    The base class is a work that is already complete; backends subclass ``_test``.
+    blocking. ``result()`` gives the output tensors (``get_future()`` a future of them), ``source_rank()``
+    the sender of a receive from any rank. The base class is a work that is already complete; backends
+    subclass ``_test``.
     """
 
     def __init__(self, what: str = "collective", timeout_s: float = 1800.0, *, backend=None, result=()):
@@ -136,6 +138,19 @@ class Work:
         self.wait()
         return list(self._result)
 
+    def get_future(self):
+        """A ``npusim.futures.Future`` completed with ``result()`` once the work completes (or with its error).
+
+        Nothing progresses in the background: waiting on the future, or on one chained from it with ``then``,
+        waits on the work; ``done()`` asks it without blocking.
+        """
+        future = _WorkFuture(self)
+        if self.is_completed():
+            future._settle()
+        else:
+            self.then(future._settle)
+        return future
+
     def source_rank(self) -> int:
         """The group rank a receive from any rank got its data from (after completion)."""
         self.wait()
@@ -146,3 +161,57 @@ class Work:
     def __repr__(self):
         state = "failed" if self._exception is not None else "completed" if self._done else "pending"
         return f"<npusim.distributed.Work {self._what}: {state}>"
+
+
+class _Driven(Future):
+    """A future that waiting drives: ``wait()`` waits on the work at its root, ``done()`` polls it."""
+
+    _root: _WorkFuture
+
+    def done(self) -> bool:
+        if not self._done:
+            self._root._poll()
+        return self._done
+
+    def then(self, callback) -> Future:
+        plain = Future.then(self, callback)    # runs ``callback`` (and wraps its error) as torch's then does
+        chained = _Chained(self._root, devices=self._devices)
+        plain._add(lambda f: chained._complete(f._value, f._exception))
+        return chained
+
+
+class _WorkFuture(_Driven):
+    """The future of a ``Work`` (``Work.get_future()``)."""
+
+    def __init__(self, work: Work, devices=None):
+        super().__init__(devices=devices)
+        self._work = work
+        self._root = self
+        self._task = self._drive       # Future.wait runs it in the waiting thread before blocking
+
+    def _settle(self) -> None:
+        work = self._work
+        if work._exception is not None:
+            self._complete(None, work._exception)
+        else:
+            self._complete(list(work._result), None)
+
+    def _drive(self) -> None:
+        try:
+            self._work.wait()
+        except Exception:   # noqa: BLE001 - the work keeps its error; the future carries it
+            pass
+        self._settle()      # does nothing if the work's completion has settled it already
+
+    def _poll(self) -> None:
+        if self._work.is_completed():
+            self._settle()
+
+
+class _Chained(_Driven):
+    """A future made by ``then`` on a work's future (or on one chained from it)."""
+
+    def __init__(self, root: _WorkFuture, devices=None):
+        super().__init__(devices=devices)
+        self._root = root
+        self._task = root._drive

@@ -12,9 +12,15 @@ last bucket has started, the reduced gradients are written back.
 synchronised backward). ``find_unused_parameters=True`` walks the graph of the
 forward's outputs to find parameters the loss cannot reach, so their buckets
 still complete; their gradient stays None unless another rank used them.
+
+``register_comm_hook(state, hook)`` replaces the averaging all-reduce: each full bucket
+goes, undivided, to ``hook(state, bucket)`` as a ``GradBucket``, and the tensor the
+returned future holds becomes the bucket's gradients (see
+``npusim.distributed.algorithms.ddp_comm_hooks``).
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 from contextlib import contextmanager
 
@@ -24,6 +30,7 @@ from ...core.autograd.grad_mode import no_grad
 from ...core.device import device as _device
 from ...core.factories import tensor as _tensor
 from ...core.functional import cat as _cat
+from ...core.futures import Future
 from ...core.public_factories import zeros as _zeros
 from ...core.tensor import Tensor
 from ..modules.module import Module
@@ -48,9 +55,11 @@ class _Bucket:
         for n in sizes:
             self.offsets.append(total)
             total += n
+        self.lengths = list(sizes)
         self.buffer = _zeros(total, dtype=dtype, device=device)
         self.pending = 0
         self.work = None
+        self.future = None                     # what a communication hook returned
 
 
 class _Reducer:
@@ -62,6 +71,8 @@ class _Reducer:
         self.group = process_group
         self.find_unused = find_unused
         self.as_bucket_view = as_bucket_view
+        self.comm_hook = None
+        self.comm_state = None
         self.buckets = self._assign_buckets(bucket_cap_bytes)
         self.bucket_of = {}
         self.slot_of = {}
@@ -130,6 +141,7 @@ class _Reducer:
         for bucket in self.buckets:
             bucket.pending = len(bucket.params)
             bucket.work = None
+            bucket.future = None
         self.unused = []
         if self.find_unused:
             reached = _leaves_reached(outputs)
@@ -164,6 +176,8 @@ class _Reducer:
         for b in self.buckets[:self.next_bucket]:   # let in-flight reductions progress
             if b.work is not None:
                 b.work.is_completed()
+            elif b.future is not None:
+                b.future.done()
         if self.next_bucket == len(self.buckets):
             self._finalize()
 
@@ -171,8 +185,46 @@ class _Reducer:
         dist = _dist()
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             bucket = self.buckets[self.next_bucket]
-            bucket.work = dist.all_reduce(bucket.buffer, op=dist.ReduceOp.AVG, group=self.group, async_op=True)
             self.next_bucket += 1
+            if self.comm_hook is None:
+                bucket.work = dist.all_reduce(bucket.buffer, op=dist.ReduceOp.AVG, group=self.group, async_op=True)
+            else:
+                bucket.future = self._run_comm_hook(bucket)
+
+    def _run_comm_hook(self, bucket):
+        """Hand the bucket (gradients not divided) to the hook; its future of the new gradients."""
+        grad_bucket = _dist().GradBucket(bucket.index, len(self.buckets), bucket.buffer, bucket.offsets,
+                                         bucket.lengths, [self.params[i].shape for i in bucket.params],
+                                         [self.params[i] for i in bucket.params])
+        try:
+            future = self.comm_hook(self.comm_state, grad_bucket)
+            if not isinstance(future, Future):
+                kind = type(future)
+                raise RuntimeError("DDP communication hook's callback must return a npusim.futures.Future object, "
+                                   f"but got {kind.__module__}.{kind.__qualname__}")
+        except BaseException:
+            self._drain()       # abandon the iteration: the next one starts afresh
+            raise
+        return future
+
+    def _hook_result(self, bucket):
+        """The tensor the hook's future holds, checked, flat, in the bucket's dtype and device."""
+        future, bucket.future = bucket.future, None
+        result = future.wait()
+        numel = bucket.buffer.numel()
+        if not isinstance(result, Tensor) or result.numel() != numel:
+            got = f"a tensor of {result.numel()} elements" if isinstance(result, Tensor) else \
+                f"{type(result).__module__}.{type(result).__qualname__}"
+            raise RuntimeError(f"DDP communication hook's future must hold a single tensor of the bucket's size "
+                               f"({numel} elements), but got {got}")
+        if result is bucket.buffer:
+            return result
+        with no_grad():
+            result = result.detach().reshape(-1).to(device=bucket.buffer.device, dtype=bucket.buffer.dtype)
+            if self.as_bucket_view:     # the gradients are views of the bucket: the result goes there
+                bucket.buffer.copy_(result)
+                return bucket.buffer
+        return result
 
     def _finalize(self):
         self.expecting = False
@@ -182,20 +234,29 @@ class _Reducer:
             flags = _tensor([1 if u else 0 for u in self.used], dtype=_dtype.uint8, device=self.params[0].device)
             dist.all_reduce(flags, op=dist.ReduceOp.MAX, group=self.group)
             globally_used = flags.tolist()
-        for bucket in self.buckets:
-            bucket.work.wait()
-            bucket.work = None
-        with no_grad():
+        results = []
+        try:
             for bucket in self.buckets:
+                if bucket.future is not None:
+                    results.append(self._hook_result(bucket))
+                else:
+                    bucket.work.wait()
+                    bucket.work = None
+                    results.append(bucket.buffer)
+        except BaseException:
+            self._drain()
+            raise
+        with no_grad():
+            for bucket, result in zip(self.buckets, results):
                 for slot, i in enumerate(bucket.params):
                     if globally_used is not None and not globally_used[i]:
                         continue
-                    self._write_back(i, bucket, slot)
+                    self._write_back(i, bucket, slot, result)
 
-    def _write_back(self, i, bucket, slot):
+    def _write_back(self, i, bucket, slot, result):
         p = self.params[i]
         start = bucket.offsets[slot]
-        flat = bucket.buffer[start:start + p.numel()]
+        flat = result[start:start + p.numel()]
         if self.as_bucket_view:
             if p.grad is not self.views[i]:
                 self.views[i] = flat.view(p.shape)
@@ -213,6 +274,13 @@ class _Reducer:
             if bucket.work is not None:
                 bucket.work.wait()
                 bucket.work = None
+            future, bucket.future = bucket.future, None
+            # a work's future completes when waited on; a plain future nothing completes would block forever
+            if future is not None and (future.done() or getattr(future, "_task", None) is not None):
+                try:
+                    future.wait()
+                except Exception:   # noqa: BLE001 - the hook's failure is not the error being reported
+                    pass
         self.expecting = False
 
 
@@ -309,6 +377,7 @@ class DistributedDataParallel(Module):
         self.gradient_as_bucket_view = bool(gradient_as_bucket_view)
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
+        self._comm_hooks = []
         cap_mb = _DEFAULT_BUCKET_CAP_MB if bucket_cap_mb is None else bucket_cap_mb
         self.bucket_bytes_cap = int(cap_mb * 1024 * 1024)
         self._verify_same_model(named)
@@ -363,6 +432,32 @@ class DistributedDataParallel(Module):
         if sync:
             self._reducer.prepare_for_backward(output)
         return output
+
+    # --- communication hooks -------------------------------------------------------------------------------
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Reduce each bucket with ``hook(state, bucket) -> Future[Tensor]`` instead of the averaging all-reduce.
+
+        ``bucket`` is a ``npusim.distributed.GradBucket`` whose gradients are not divided by the world size;
+        the tensor the future holds (the bucket's size) becomes the bucket's gradients. Register once, before
+        backward. ``npusim.distributed.algorithms.ddp_comm_hooks.default_hooks`` has ``allreduce_hook`` (the
+        behaviour without a hook), ``fp16_compress_hook``, ``bf16_compress_hook`` and their wrappers.
+        """
+        self._check_comm_hook(hook)
+        if self._reducer.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        self._comm_hooks.append((hook, state))
+        self._reducer.comm_hook = hook
+        self._reducer.comm_state = state
+
+    def _check_comm_hook(self, hook):
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        if (sig.parameters["bucket"].annotation != inspect.Parameter.empty
+                and sig.parameters["bucket"].annotation != _dist().GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if sig.return_annotation != inspect.Signature.empty and sig.return_annotation != Future[Tensor]:
+            raise ValueError("Communication hook: return annotation should be npusim.futures.Future[npusim.Tensor].")
 
     @contextmanager
     def no_sync(self):
