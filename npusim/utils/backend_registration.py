@@ -69,6 +69,27 @@ def _generate_module_methods(name):
     setattr(nn.Module, name, module_to)
 
 
+def _generate_packed_sequence_methods(name):
+    """``PackedSequence.<name>()`` and ``is_<name>``: built on the tensor methods, which must exist first."""
+    from ..nn.utils.rnn import PackedSequence
+    if not hasattr(Tensor, f"is_{name}") or not hasattr(Tensor, name):
+        raise RuntimeError(f"Can not automatically generate is_{name}() or {name}() method for "
+                           f"npusim.nn.utils.rnn.PackedSequence.Because npusim.Tensor doesn't has the method "
+                           f"is_{name}() or {name}().For this error, you can try setting for_tensor=True.")
+
+    def is_backend(self):
+        return self.data.device.type == name
+
+    _check_register_once(PackedSequence, f"is_{name}")
+    setattr(PackedSequence, f"is_{name}", property(is_backend))
+
+    def packed_sequence_to(self, *args, **kwargs):
+        return self._to_device_type(name, args, kwargs)
+
+    _check_register_once(PackedSequence, name)
+    setattr(PackedSequence, name, packed_sequence_to)
+
+
 def _generate_storage_methods(name, unsupported_dtype):
     def is_backend(self):
         return self.device.type == name
@@ -97,5 +118,6 @@ def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module
         _generate_module_methods(name)
     if for_storage:
         _generate_storage_methods(name, unsupported_dtype)
-    # npusim has no PackedSequence; for_packed_sequence is accepted for signature compatibility.
+    if for_packed_sequence:
+        _generate_packed_sequence_methods(name)
 

@@ -3,6 +3,9 @@
 They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout), so
 autograd and every device work without dedicated kernels. Parameter names, shapes, gate order, initialisation,
 argument checks and error messages are torch's, so a torch state dict loads and gives torch's outputs.
+
+The layers also take a ``PackedSequence``: each step then runs on the sequences still going, and each sequence's
+final state is taken at its own last step.
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from ...core.public_factories import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -196,6 +200,11 @@ class RNNBase(Module):
         num_directions = 2 if self.bidirectional else 1
         return zeros((self.num_layers * num_directions, batch, size), dtype=input.dtype, device=input.device)
 
+    def _zero_packed_state(self, data, batch_sizes, size):
+        num_directions = 2 if self.bidirectional else 1
+        return zeros((self.num_layers * num_directions, int(batch_sizes[0]), size), dtype=data.dtype,
+                     device=data.device)
+
     def _run(self, input, hidden, cell=None):
         """All layers and directions over a batched input; ``cell`` is the LSTM's cell state, None otherwise.
 
@@ -225,23 +234,102 @@ class RNNBase(Module):
         output = layer_input.transpose(0, 1) if self.batch_first else layer_input
         return output, stack(final_hidden), None if cell is None else stack(final_cell)
 
-    def _run_direction(self, input, hidden, cell, weights, reverse):
+    def _step(self, input_gates, hidden, cell, w_hh, b_hh, w_hr):
+        if self.mode == "LSTM":
+            return _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr)
+        if self.mode == "GRU":
+            return _gru_step(input_gates, hidden, w_hh, b_hh), None
+        return _rnn_step(input_gates, hidden, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu"), None
+
+    @staticmethod
+    def _direction_weights(weights, bias, proj_size):
         w_ih, w_hh = weights[0], weights[1]
-        b_ih, b_hh = (weights[2], weights[3]) if self.bias else (None, None)
-        w_hr = weights[-1] if self.proj_size > 0 else None
+        b_ih, b_hh = (weights[2], weights[3]) if bias else (None, None)
+        w_hr = weights[-1] if proj_size > 0 else None
+        return w_ih, w_hh, b_ih, b_hh, w_hr
+
+    def _run_direction(self, input, hidden, cell, weights, reverse):
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
         # The input's contribution to every step in one matmul; only the recurrent part stays in the loop.
         input_gates = F.linear(input, w_ih, b_ih).unbind(0)
         steps = range(len(input_gates) - 1, -1, -1) if reverse else range(len(input_gates))
         outputs = [None] * len(input_gates)
         for t in steps:
-            if self.mode == "LSTM":
-                hidden, cell = _lstm_step(input_gates[t], hidden, cell, w_hh, b_hh, w_hr)
-            elif self.mode == "GRU":
-                hidden = _gru_step(input_gates[t], hidden, w_hh, b_hh)
-            else:
-                hidden = _rnn_step(input_gates[t], hidden, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu")
+            hidden, cell = self._step(input_gates[t], hidden, cell, w_hh, b_hh, w_hr)
             outputs[t] = hidden
         return stack(outputs), hidden, cell
+
+    def _run_packed(self, data, batch_sizes, hidden, cell=None):
+        """All layers and directions over packed ``data`` (sorted batch order); ``cell`` as in ``_run``.
+
+        Returns the last layer's packed output and the final states, each sequence's taken at its last step.
+        """
+        batch_sizes = batch_sizes.tolist()
+        num_directions = 2 if self.bidirectional else 1
+        weights_per_direction = self.all_weights
+        final_hidden, final_cell = [], []
+        layer_input = data
+        for layer in range(self.num_layers):
+            if layer > 0 and self.dropout > 0 and self.training:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+            outputs = []
+            for direction in range(num_directions):
+                index = layer * num_directions + direction
+                run = self._run_direction_packed_reverse if direction == 1 else self._run_direction_packed
+                output, h_last, c_last = run(layer_input, batch_sizes, hidden[index],
+                                             None if cell is None else cell[index], weights_per_direction[index])
+                outputs.append(output)
+                final_hidden.append(h_last)
+                final_cell.append(c_last)
+            layer_input = outputs[0] if num_directions == 1 else cat(outputs, 1)
+        return layer_input, stack(final_hidden), None if cell is None else stack(final_cell)
+
+    def _run_direction_packed(self, input, batch_sizes, hidden, cell, weights):
+        """Forward in time: the batch shrinks as sequences end; an ending sequence's state is its final one."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
+        input_gates = F.linear(input, w_ih, b_ih)
+        outputs, ended_hidden, ended_cell = [], [], []
+        offset = 0
+        for batch_size in batch_sizes:
+            if batch_size < hidden.size(0):  # rows batch_size.. have ended: keep their states
+                ended_hidden.append(hidden[batch_size:])
+                hidden = hidden[:batch_size]
+                if cell is not None:
+                    ended_cell.append(cell[batch_size:])
+                    cell = cell[:batch_size]
+            hidden, cell = self._step(input_gates[offset:offset + batch_size], hidden, cell, w_hh, b_hh, w_hr)
+            outputs.append(hidden)
+            offset += batch_size
+        # The pieces were cut from the end of the batch: reversed, they are back in batch order.
+        final_hidden = cat([hidden] + ended_hidden[::-1]) if ended_hidden else hidden
+        final_cell = None
+        if cell is not None:
+            final_cell = cat([cell] + ended_cell[::-1]) if ended_cell else cell
+        return cat(outputs), final_hidden, final_cell
+
+    def _run_direction_packed_reverse(self, input, batch_sizes, hidden, cell, weights):
+        """Backward in time: each sequence starts (from its initial state) at its own last step; the batch grows."""
+        w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
+        input_gates = F.linear(input, w_ih, b_ih)
+        initial_hidden, initial_cell = hidden, cell
+        offsets = [0]
+        for batch_size in batch_sizes:
+            offsets.append(offsets[-1] + batch_size)
+        outputs = [None] * len(batch_sizes)
+        running = 0
+        hidden = cell = None
+        for t in range(len(batch_sizes) - 1, -1, -1):
+            batch_size = batch_sizes[t]
+            if batch_size > running:  # sequences running..batch_size start here
+                start_hidden = initial_hidden[running:batch_size]
+                hidden = start_hidden if hidden is None else cat([hidden, start_hidden])
+                if initial_cell is not None:
+                    start_cell = initial_cell[running:batch_size]
+                    cell = start_cell if cell is None else cat([cell, start_cell])
+                running = batch_size
+            hidden, cell = self._step(input_gates[offsets[t]:offsets[t + 1]], hidden, cell, w_hh, b_hh, w_hr)
+            outputs[t] = hidden
+        return cat(outputs), hidden, cell
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -264,6 +352,17 @@ class _RNNOrGRU(RNNBase):
     """The forward of the layers whose state is a single hidden tensor."""
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                hx = self._zero_packed_state(data, batch_sizes, self.hidden_size)
+            else:
+                # hx comes in the caller's batch order; the packed batch is sorted by length.
+                hx = self.permute_hidden(hx, sorted_indices)
+            self.check_forward_args(data, hx, batch_sizes)
+            output, hidden, _ = self._run_packed(data, batch_sizes, hx)
+            output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return output, self.permute_hidden(hidden, unsorted_indices)
         input, is_batched = self._prepare_input(input)
         if hx is not None:
             if not is_batched:
@@ -352,12 +451,39 @@ class LSTM(RNNBase):
         self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
                                "Expected hidden[1] size {}, got {}")
 
+    def _check_packed_args(self, data, hx, batch_sizes):
+        # torch checks a packed LSTM input in its kernel, not with check_forward_args: a dtype or feature-size
+        # mismatch is reported by the input projection, with the matmul's message.
+        weight = self._flat_weights[0]
+        if data.dtype != weight.dtype and not is_any_autocast_enabled():
+            _check_matmul_dtype(data, weight, self._flat_weights[2] if self.bias else None)
+            F.linear(data, weight)  # raises the bias-free projection's message
+        if data.dim() != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.dim()}")
+        if data.size(1) != weight.size(1):
+            raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({data.size(0)}x{data.size(1)} and "
+                               f"{weight.size(1)}x{weight.size(0)})")
+        self.check_forward_args(data, hx, batch_sizes)
+
     def permute_hidden(self, hx, permutation):
         if permutation is None:
             return hx
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            data, batch_sizes, sorted_indices, unsorted_indices = input
+            if hx is None:
+                real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
+                hx = (self._zero_packed_state(data, batch_sizes, real_hidden_size),
+                      self._zero_packed_state(data, batch_sizes, self.hidden_size))
+            else:
+                # (h_0, c_0) come in the caller's batch order; the packed batch is sorted by length.
+                hx = self.permute_hidden(hx, sorted_indices)
+            self._check_packed_args(data, hx, batch_sizes)
+            output, hidden, cell = self._run_packed(data, batch_sizes, hx[0], hx[1])
+            output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+            return output, self.permute_hidden((hidden, cell), unsorted_indices)
         input, is_batched = self._prepare_input(input)
         if hx is None:
             real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size

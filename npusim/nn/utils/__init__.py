@@ -1,4 +1,5 @@
-"""``npusim.nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``npusim.nn.utils``: gradient clipping, parameter/vector conversion and packed sequences (``rnn``)."""
+from . import rnn  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
