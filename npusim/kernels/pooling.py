@@ -7,9 +7,11 @@ Inputs are ``(..., *S)``: any leading dims (batch, channels), the pooled dims la
   rules for ties (the first maximum wins), NaN (it wins), ``ceil_mode`` windows
   and the average's divisor. Max pooling returns torch's indices: the flat
   position of the maximum in each input plane (``h * W + w``).
+- Adaptive max pooling walks the taps of the widest window, masking the taps
+  past each window's end; ties and NaN as in max pooling.
 - Adaptive average pooling and resampling (nearest, bilinear) are separable
-  linear maps: one small matrix per spatial dim, applied with two matmuls; the
-  gradient applies the transposed matrices.
+  linear maps: one small matrix per spatial dim, applied with one matmul per
+  dim; the gradient applies the transposed matrices.
 
 16-bit floats are computed in float32 and rounded once (torch's opmath).
 """
@@ -130,6 +132,51 @@ def max_pool_backward(g, indices, in_sizes):
     return _back(gx.reshape(lead + tuple(in_sizes)), g.dtype)
 
 
+# --- adaptive max pooling -----------------------------------------------------------------------------------------
+
+def _adaptive_bounds(n, out):
+    """Start and end of the adaptive windows [floor(i n / out), ceil((i + 1) n / out))."""
+    i = np.arange(out)
+    return (i * n) // out, ((i + 1) * n + out - 1) // out
+
+
+def adaptive_max_pool(x, out_sizes):
+    """Max over adaptive windows and the flat index of each maximum in its input plane (int64)."""
+    xp = namespace_of(x)
+    nd = len(out_sizes)
+    dt = x.dtype
+    lead = x.shape[:x.ndim - nd]
+    spatial = x.shape[x.ndim - nd:]
+    out_sizes = tuple(out_sizes)
+    best = xp.full(lead + out_sizes, _lowest(dt), dt)
+    flat = xp.zeros(lead + out_sizes, _I64)
+    if best.size == 0:
+        return best, flat
+    bounds = [_adaptive_bounds(n, o) for n, o in zip(spatial, out_sizes)]
+    widest = [int((e - b).max()) for b, e in bounds]
+
+    def along(i, v):   # a per-dim vector shaped to broadcast over the output's dim i
+        return v.reshape((-1,) + (1,) * (nd - 1 - i))
+
+    # torch starts each window's index at its first element, so an all -inf window points there
+    for i, (b, _) in enumerate(bounds):
+        flat += xp.asarray(along(i, b * math.prod(spatial[i + 1:])))
+    for tap in itertools.product(*(range(w) for w in widest)):
+        idx, valid, pos = [], None, 0
+        for i, (t, (b, e), n) in enumerate(zip(tap, bounds, spatial)):
+            where = np.minimum(b + t, n - 1)
+            idx.append(xp.asarray(along(i, where)))
+            ok = along(i, b + t < e)
+            valid = ok if valid is None else valid & ok
+            pos = pos + along(i, where * math.prod(spatial[i + 1:]))
+        v = x[(Ellipsis,) + tuple(idx)]
+        better = (v > best) | xp.isnan(v)   # NaN propagates; the last NaN of a window wins, as in torch
+        better &= xp.asarray(valid)
+        xp.copyto(best, v, where=better)
+        xp.copyto(flat, xp.asarray(pos), where=better)
+    return best, flat
+
+
 # --- average pooling ----------------------------------------------------------------------------------------------
 
 def _avg_divisor(xp, spatial, kernel, stride, padding, out_sizes, count_include_pad, divisor_override, dt):
@@ -196,9 +243,7 @@ def avg_pool_backward(g, in_sizes, kernel, stride, padding, count_include_pad, d
 
 def adaptive_avg_matrix(n, out, dtype):
     """(out, n) matrix averaging the adaptive windows [floor(i n / out), ceil((i + 1) n / out))."""
-    i = np.arange(out)
-    start = (i * n) // out
-    end = ((i + 1) * n + out - 1) // out
+    start, end = _adaptive_bounds(n, out)
     cols = np.arange(n)
     inside = (cols >= start[:, None]) & (cols < end[:, None])
     return (inside / (end - start)[:, None]).astype(dtype)
@@ -264,10 +309,32 @@ def separable_2d(x, mh, mw):
     return xp.ascontiguousarray(y).reshape(lead + (oh, ow))
 
 
-def resample_2d(x, mh, mw):
-    """``separable_2d`` in the input's opmath dtype, rounded back once."""
+def _apply_along(x, m, axis):
+    """``m`` (out, n) applied along ``axis`` of ``x``: one matmul over the other axes."""
+    xp = namespace_of(x)
+    moved = xp.moveaxis(x, axis, -1)
+    return xp.moveaxis(moved @ m.T, -1, axis)
+
+
+def separable(x, *mats):
+    """The separable map of one matrix per trailing dim (two dims: ``separable_2d``'s two matmuls)."""
+    if len(mats) == 2:
+        return separable_2d(x, *mats)
+    xp = namespace_of(x)
+    nd = len(mats)
+    lead = x.shape[:x.ndim - nd]
+    out_sizes = tuple(m.shape[0] for m in mats)
+    if x.size == 0:
+        return xp.zeros(lead + out_sizes, x.dtype)
+    for i, m in enumerate(mats):
+        x = _apply_along(x, xp.asarray(m), x.ndim - nd + i)
+    return xp.ascontiguousarray(x)
+
+
+def resample(x, *mats):
+    """``separable`` in the input's opmath dtype, rounded back once."""
     acc = _opmath(x.dtype)
-    return _back(separable_2d(x.astype(acc, copy=False), mh.astype(acc), mw.astype(acc)), x.dtype)
+    return _back(separable(x.astype(acc, copy=False), *(m.astype(acc) for m in mats)), x.dtype)
 
 
 def nearest_2d(x, hi, wi):

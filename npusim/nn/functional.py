@@ -22,7 +22,8 @@ __all__ = [
     "embedding", "linear", "dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d", "dropout2d",
     "dropout3d", "pad", "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
     "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity", "bilinear",
-    "scaled_dot_product_attention", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle",
+    "scaled_dot_product_attention", "max_pool1d", "avg_pool1d", "adaptive_avg_pool1d",
+    "adaptive_max_pool1d", "pixel_shuffle",
     "pixel_unshuffle", "instance_norm",
 ]
 
@@ -754,6 +755,15 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return aten.squeeze.dim(out, -2)
 
 
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over the windows that split L into ``output_size`` nearly equal parts; with ``return_indices`` also
+    the position in L of each maximum."""
+    _check_tensor(input, "adaptive_max_pool1d")
+    size = _int_list_arg(output_size, "adaptive_max_pool1d", "output_size", 2)
+    out, indices = aten.adaptive_max_pool1d.default(input, size)
+    return (out, indices) if return_indices else out
+
+
 def adaptive_avg_pool1d(input, output_size):
     """Mean over the windows that split L into ``output_size`` nearly equal parts."""
     fname = "adaptive_avg_pool1d"
@@ -859,8 +869,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 from . import functional_attention as _functional_attention, functional_conv as _functional_conv  # noqa: E402
 from .functional_attention import multi_head_attention_forward  # noqa: E402,F401
 from .functional_conv import (  # noqa: E402,F401
-    adaptive_avg_pool2d, avg_pool2d, batch_norm, conv1d, conv2d, conv_transpose1d, conv_transpose2d, group_norm,
-    interpolate, layer_norm, max_pool2d, normalize, rms_norm,
+    adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool2d, avg_pool2d, avg_pool3d, batch_norm, conv1d, conv2d,
+    conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, group_norm, interpolate, layer_norm, max_pool2d,
+    max_pool3d, normalize, rms_norm,
 )
 
 __all__ += _functional_conv.__all__ + _functional_attention.__all__

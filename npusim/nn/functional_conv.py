@@ -15,7 +15,8 @@ from ..core.ops_namespace import aten
 from ..core.tensor import Tensor
 
 __all__ = [
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool2d",
+    "max_pool3d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
     "layer_norm", "rms_norm", "batch_norm", "group_norm", "interpolate", "normalize",
 ]
 
@@ -117,6 +118,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv2d", 2, aten.conv2d.default, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution over (N, C, D, H, W) or unbatched (C, D, H, W) input; ``padding`` may be 'valid' or 'same'."""
+    return _conv("conv3d", 3, aten.conv3d.default, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose(fname, op, input, weight, bias, stride, padding, output_padding, groups, dilation):
     _check_conv_args(fname, input, weight, bias, {"stride": stride, "padding": padding,
                                                   "output_padding": output_padding, "groups": groups,
@@ -137,20 +143,37 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            output_padding, groups, dilation)
 
 
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """Transposed 3-d convolution; weight (C_in, C_out / groups, kD, kH, kW)."""
+    return _conv_transpose("conv_transpose3d", aten.conv_transpose3d.input, input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
 # --- pooling ------------------------------------------------------------------------------------------------------
 
 def _pool_list(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
-    """Max over kH x kW windows; with ``return_indices`` also the flat index (h * W + w) of each maximum."""
+def _max_pool(with_indices, without, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     stride = [] if stride is None else _pool_list(stride)
     args = (input, _pool_list(kernel_size), stride, _pool_list(padding), _pool_list(dilation), ceil_mode)
     if return_indices:
-        out, indices = aten.max_pool2d_with_indices.default(*args)
+        out, indices = with_indices(*args)
         return out, indices
-    return aten.max_pool2d.default(*args)
+    return without(*args)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over kH x kW windows; with ``return_indices`` also the flat index (h * W + w) of each maximum."""
+    return _max_pool(aten.max_pool2d_with_indices.default, aten.max_pool2d.default, input, kernel_size, stride,
+                     padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over kD x kH x kW windows; with ``return_indices`` also the flat index (d * H * W + h * W + w)."""
+    return _max_pool(aten.max_pool3d_with_indices.default, aten.max_pool3d.default, input, kernel_size, stride,
+                     padding, dilation, ceil_mode, return_indices)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -158,6 +181,14 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """Average over kH x kW windows (the padding counts in the divisor when ``count_include_pad``)."""
     stride = [] if stride is None else _pool_list(stride)
     return aten.avg_pool2d.default(input, _pool_list(kernel_size), stride, _pool_list(padding), ceil_mode,
+                                   count_include_pad, divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Average over kD x kH x kW windows (the padding counts in the divisor when ``count_include_pad``)."""
+    stride = [] if stride is None else _pool_list(stride)
+    return aten.avg_pool3d.default(input, _pool_list(kernel_size), stride, _pool_list(padding), ceil_mode,
                                    count_include_pad, divisor_override)
 
 
@@ -173,6 +204,20 @@ def adaptive_avg_pool2d(input, output_size):
     """Average over the windows that split H and W into ``output_size`` nearly equal parts (None keeps a size)."""
     output_size = _list_with_default(output_size, input.size())
     return aten.adaptive_avg_pool2d.default(input, output_size if _is_int(output_size) else list(output_size))
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average over the windows that split D, H and W into ``output_size`` nearly equal parts (None keeps a size)."""
+    output_size = _list_with_default(output_size, input.size())
+    return aten.adaptive_avg_pool3d.default(input, output_size if _is_int(output_size) else list(output_size))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over the windows that split H and W into ``output_size`` nearly equal parts (None keeps a size); with
+    ``return_indices`` also the flat index (h * W + w) of each maximum."""
+    output_size = _list_with_default(output_size, input.size())
+    out, indices = aten.adaptive_max_pool2d.default(input, output_size if _is_int(output_size) else list(output_size))
+    return (out, indices) if return_indices else out
 
 
 # --- normalisation ------------------------------------------------------------------------------------------------

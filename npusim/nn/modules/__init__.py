@@ -6,7 +6,7 @@ from .activation import (  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
-from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d  # noqa: F401
@@ -22,7 +22,10 @@ from .padding import (  # noqa: F401
     ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
-from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: F401
+from .pooling import (  # noqa: F401
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d, AvgPool2d,
+    AvgPool3d, MaxPool1d, MaxPool2d, MaxPool3d,
+)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding  # noqa: F401
 from .transformer import (  # noqa: F401
@@ -39,8 +42,9 @@ __all__ = [
     "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
     "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d",
     "InstanceNorm2d",
-    "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "PixelShuffle", "PixelUnshuffle",
+    "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "MaxPool1d", "MaxPool2d",
+    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "PixelShuffle", "PixelUnshuffle",
     "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
     "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
     "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",

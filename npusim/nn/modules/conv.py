@@ -1,4 +1,4 @@
-"""Convolutions: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``."""
+"""Convolutions: ``Conv1d`` / ``2d`` / ``3d`` and ``ConvTranspose1d`` / ``2d`` / ``3d``."""
 from __future__ import annotations
 
 import math
@@ -9,9 +9,9 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _reverse_repeat_tuple, _single
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -144,6 +144,16 @@ class Conv2d(_Conv):
         return F.conv2d(*args)
 
 
+class Conv3d(_Conv):
+    """3-D cross-correlation over (N, C_in, D, H, W) or (C_in, D, H, W) inputs."""
+
+    _tuple = staticmethod(_triple)
+
+    @staticmethod
+    def _conv(*args):
+        return F.conv3d(*args)
+
+
 class _ConvTransposeNd(_ConvNd):
     _tuple = staticmethod(_single)
     _ndim = 1
@@ -210,3 +220,14 @@ class ConvTranspose2d(_ConvTransposeNd):
     @staticmethod
     def _conv_transpose(*args):
         return F.conv_transpose2d(*args)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """The gradient of Conv3d with respect to its input, as a layer."""
+
+    _tuple = staticmethod(_triple)
+    _ndim = 3
+
+    @staticmethod
+    def _conv_transpose(*args):
+        return F.conv_transpose3d(*args)

@@ -1,11 +1,13 @@
-"""Pooling layers: ``MaxPool1d``/``2d``, ``AvgPool1d``/``2d`` and ``AdaptiveAvgPool1d``/``2d``."""
+"""Pooling layers: ``MaxPool1d``/``2d``/``3d``, ``AvgPool1d``/``2d``/``3d``, ``AdaptiveAvgPool1d``/``2d``/``3d`` and
+``AdaptiveMaxPool1d``/``2d``."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 from .utils import _single
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -41,6 +43,14 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The maximum over each kernel window of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
 class _AvgPoolNd(Module):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
 
@@ -65,9 +75,7 @@ class AvgPool1d(_AvgPoolNd):
                             self.count_include_pad)
 
 
-class AvgPool2d(_AvgPoolNd):
-    """The mean over each kernel window of (N, C, H, W) or (C, H, W) inputs."""
-
+class _AvgPoolWithDivisor(_AvgPoolNd):
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"]
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -81,8 +89,24 @@ class AvgPool2d(_AvgPoolNd):
         self.divisor_override = divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                          self.divisor_override)
+
+
+class AvgPool2d(_AvgPoolWithDivisor):
+    """The mean over each kernel window of (N, C, H, W) or (C, H, W) inputs."""
+
+    @staticmethod
+    def _pool(*args):
+        return F.avg_pool2d(*args)
+
+
+class AvgPool3d(_AvgPoolWithDivisor):
+    """The mean over each kernel window of (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    @staticmethod
+    def _pool(*args):
+        return F.avg_pool3d(*args)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -108,3 +132,36 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) inputs to a fixed output size (None keeps a dim)."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    __constants__ = ["output_size", "return_indices"]
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max pooling of (N, C, L) or (C, L) inputs to a fixed output length."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed output size (None keeps that dim's input size)."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
