@@ -57,3 +57,16 @@ def host(t) -> np.ndarray:
     if t.dtype is npusim.bfloat16:
         t = t.float()
     return t.numpy()
+
+
+@pytest.fixture(scope="module")
+def torch_on_one_thread():
+    """The oracle's CPU kernels run single-threaded: its thread pool costs more than it saves on small sizes."""
+    if not HAS_TORCH:
+        yield
+        return
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

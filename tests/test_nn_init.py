@@ -6,24 +6,15 @@ import math
 
 import numpy as np
 import pytest
-from conftest import HAS_TORCH, host
+from conftest import host
 
 import npusim
 import npusim.nn as nn
 from npusim.nn import init
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _torch_on_one_thread():
-    """The oracle's CPU kernels run single-threaded: its thread pool costs more than it saves on these sizes."""
-    if not HAS_TORCH:
-        yield
-        return
-    import torch
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# the oracle on one thread (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", init.__all__)

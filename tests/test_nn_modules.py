@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import HAS_TORCH, host
+from conftest import host
 
 import npusim
 import npusim.nn as nn
@@ -12,17 +12,8 @@ import npusim.nn as nn
 RNG_SEED = 1234
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _torch_on_one_thread():
-    """The oracle's CPU kernels run single-threaded: its thread pool costs more than it saves on these sizes."""
-    if not HAS_TORCH:
-        yield
-        return
-    import torch
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# the oracle on one thread (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 
 def _rng():

@@ -7,7 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
-from conftest import HAS_TORCH, host
+from conftest import host
 
 import npusim
 from npusim import nn
@@ -18,16 +18,8 @@ SORTED_LENGTHS = [5, 3, 3, 1]
 UNSORTED_LENGTHS = [3, 5, 1, 3]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _torch_on_one_thread():
-    if not HAS_TORCH:
-        yield
-        return
-    import torch
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# the oracle on one thread (see conftest)
+pytestmark = pytest.mark.usefixtures("torch_on_one_thread")
 
 
 def randn(*shape, seed=0):
