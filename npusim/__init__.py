@@ -22,6 +22,12 @@ from .core.dtype import (  # noqa: F401
 from .core.factories import as_tensor, asarray, from_numpy, tensor
 from .core.functional import *  # noqa: F401,F403  (torch's operator functions)
 from .core.functional import __all__ as _functional_all
+# more operator functions, each module binding its Tensor methods too
+from .core.reduction_structure_api import *  # noqa: F401,F403  (median, index_add, diag, tensor_split...)
+from .core.linalg_functions import *  # noqa: F401,F403  (det, inverse, svd...)
+from .core.math_functions import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
+from .core import linalg_functions as _linalg_functions, math_functions as _math_functions
+from .core import reduction_structure_api as _reduction_structure_api
 from .core.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
 )
@@ -93,6 +99,7 @@ def __getattr__(name):
 
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
-           "ops", "library", "utils", "UntypedStorage"] + list(_functional_all)
+           "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reduction_structure_api.__all__) \
+    + list(_linalg_functions.__all__) + list(_math_functions.__all__)
 
 _log_api_usage_once("python.import")

@@ -1,18 +1,18 @@
-"""``npusim.linalg``: torch.linalg's norms and products, as thin wrappers over the aten ops.
-
-Matrix norms that need singular values (ord 2, -2 and 'nuc') are not computed:
-they raise NotImplementedError.
-"""
+"""``npusim.linalg``: torch.linalg's norms, products, decompositions and solvers, as thin wrappers over the aten ops."""
 from __future__ import annotations
 
 import math
 
 from .core import dtype as D
 from .core.functional import _copy_into, matmul
+from .core.linalg_errors import LinAlgError
+from .core.linalg_functions import NAMED_TUPLES
 from .core.ops_namespace import aten
 from .core.tensor import _wrap_dim
 
-__all__ = ["vector_norm", "matrix_norm", "norm", "vecdot", "matmul", "cross"]
+__all__ = ["vector_norm", "matrix_norm", "norm", "vecdot", "matmul", "cross", "det", "slogdet", "inv", "inv_ex",
+           "solve", "solve_ex", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv",
+           "matrix_rank", "matrix_power", "lstsq", "multi_dot", "LinAlgError"]
 
 
 def _dims(dim):
@@ -38,7 +38,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # 
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):  # noqa: A002, N803
-    """The ``ord``-norm of the matrices over the two dims ``dim``: 'fro', 1, -1, inf or -inf."""
+    """The ``ord``-norm of the matrices over the two dims ``dim``: 'fro', 'nuc', 1, -1, 2, -2, inf or -inf."""
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if isinstance(ord, str):
@@ -56,8 +56,16 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         r = aten.linalg_vector_norm.default(A, 2, [d0, d1], keepdim, dtype=dtype)
     elif ord == "nuc" or abs(ord) == 2:
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which npusim does not "
-                                  f"compute")
+        # the singular values of the matrices moved to the last two dims
+        rest = [i for i in range(A.dim()) if i not in (d0, d1)]
+        moved = A.permute(rest + [d0, d1])
+        if dtype is not None:
+            moved = moved.to(dtype)
+        s = svdvals(moved)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
     else:
         # 1-norms: the largest (or smallest) column sum of |A|; inf-norms the same over rows
         if abs(ord) == math.inf:
@@ -99,3 +107,115 @@ def vecdot(x, y, *, dim=-1, out=None):
 def cross(input, other, *, dim=-1, out=None):  # noqa: A002 - torch's name
     """The cross product of 3-vectors along ``dim`` (the other dims broadcast)."""
     return _finish(aten.cross.default(input, other, dim), out)
+
+
+# --- decompositions and solvers ---------------------------------------------------------------------------------
+
+def _named(name, values, out=None):
+    if out is not None:
+        for o, v in zip(out, values):
+            _copy_into(o, v)
+        values = out
+    return NAMED_TUPLES[name](*values)
+
+
+def det(A, *, out=None):  # noqa: N803 - torch's names
+    """The determinants of the matrices."""
+    return _finish(aten.linalg_det.default(A), out)
+
+
+def slogdet(A, *, out=None):  # noqa: N803
+    """The sign and the log of the absolute value of the determinants."""
+    return _named("linalg_slogdet", aten.linalg_slogdet.default(A), out)
+
+
+def inv(A, *, out=None):  # noqa: N803
+    """The inverses; a singular matrix raises LinAlgError."""
+    return _finish(aten.linalg_inv.default(A), out)
+
+
+def inv_ex(A, *, check_errors=False, out=None):  # noqa: N803
+    """The inverses and an int32 ``info`` per matrix (non-zero: the singular pivot, 1-based)."""
+    return _named("linalg_inv_ex", aten.linalg_inv_ex.default(A, check_errors=check_errors), out)
+
+
+def solve(A, B, *, left=True, out=None):  # noqa: N803
+    """X with AX = B (XA = B when not ``left``); batch dims broadcast."""
+    return _finish(aten.linalg_solve.default(A, B, left=left), out)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):  # noqa: N803
+    return _named("linalg_solve_ex", aten.linalg_solve_ex.default(A, B, left=left, check_errors=check_errors), out)
+
+
+def cholesky(A, *, upper=False, out=None):  # noqa: N803
+    """The lower (or upper) Cholesky factor; a matrix that is not positive-definite raises LinAlgError."""
+    return _finish(aten.linalg_cholesky.default(A, upper=upper), out)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):  # noqa: N803
+    return _named("linalg_cholesky_ex", aten.linalg_cholesky_ex.default(A, upper=upper, check_errors=check_errors),
+                  out)
+
+
+def qr(A, mode="reduced", *, out=None):  # noqa: N803
+    """Q and R with A = QR; ``mode`` 'reduced', 'complete' or 'r' (Q empty)."""
+    return _named("linalg_qr", aten.linalg_qr.default(A, mode), out)
+
+
+def eigh(A, UPLO="L", *, out=None):  # noqa: N803
+    """Ascending eigenvalues and orthonormal eigenvectors of symmetric matrices (read from the ``UPLO`` triangle)."""
+    return _named("linalg_eigh", aten.linalg_eigh.default(A, UPLO), out)
+
+
+def eigvalsh(A, UPLO="L", *, out=None):  # noqa: N803
+    return _finish(aten.linalg_eigvalsh.default(A, UPLO), out)
+
+
+def svd(A, full_matrices=True, *, driver=None, out=None):  # noqa: N803
+    """U, the descending singular values S and Vh with A = U diag(S) Vh."""
+    return _named("linalg_svd", aten.linalg_svd.default(A, full_matrices, driver=driver), out)
+
+
+def svdvals(A, *, driver=None, out=None):  # noqa: N803
+    return _finish(aten.linalg_svdvals.default(A, driver=driver), out)
+
+
+def _tolerance_args(fname, atol, rtol, rcond):
+    if rcond is not None:
+        if rtol is not None:
+            raise RuntimeError(f"{fname}: rcond and rtol cannot both be specified")   # torch's deprecation rule
+        rtol = rcond
+    for name, v in (("atol", atol), ("rtol", rtol)):
+        if v is not None and not isinstance(v, (int, float)):
+            raise TypeError(f"{fname}: {name} must be a float (tensor tolerances are not supported)")
+    return atol, rtol
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None, rcond=None):  # noqa: N803
+    """The Moore-Penrose pseudo-inverse (singular values below max(atol, rtol * largest) count as zero)."""
+    atol, rtol = _tolerance_args("linalg.pinv", atol, rtol, rcond)
+    return _finish(aten.linalg_pinv.atol_rtol_float(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None, tol=None):  # noqa: N803
+    """How many singular values exceed max(atol, rtol * largest) (int64)."""
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    atol, rtol = _tolerance_args("linalg.matrix_rank", atol, rtol, None)
+    return _finish(aten.linalg_matrix_rank.atol_rtol_float(A, atol=atol, rtol=rtol, hermitian=hermitian), out)
+
+
+def matrix_power(A, n, *, out=None):  # noqa: N803
+    return _finish(aten.linalg_matrix_power.default(A, n), out)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
+    """The least-squares solution of AX = B, as torch's CPU default driver returns it (residuals and singular
+    values empty; rank filled in)."""
+    return NAMED_TUPLES["linalg_lstsq"](*aten.linalg_lstsq.default(A, B, rcond, driver=driver))
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of a chain of matrices (the first and last may be vectors)."""
+    return _finish(aten.linalg_multi_dot.default(list(tensors)), out)

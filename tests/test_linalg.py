@@ -151,12 +151,12 @@ def test_norms_by_hand(device):
     assert LA.matmul is npusim.matmul
 
 
-@pytest.mark.parametrize("ord", ["nuc", 2, -2])
-def test_matrix_norms_that_need_singular_values_are_not_computed(ord):
-    with pytest.raises(NotImplementedError, match="needs singular values"):
-        LA.matrix_norm(npusim.ones(2, 2), ord)
-    with pytest.raises(NotImplementedError, match="needs singular values"):
-        LA.norm(npusim.ones(2, 2), ord)
+@pytest.mark.parametrize("ord, expected", [("nuc", 7.0), (2, 4.0), (-2, 3.0)])
+def test_matrix_norms_from_singular_values(ord, expected):
+    # the singular values of diag(3, -4) are 4 and 3
+    m = npusim.tensor([[3., 0.], [0., -4.]])
+    assert LA.matrix_norm(m, ord).item() == pytest.approx(expected)
+    assert LA.norm(m, ord).item() == pytest.approx(expected)
 
 
 def test_bad_arguments_raise_torchs_errors():

@@ -83,6 +83,7 @@ def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=
 mul = _binary("mul")
 multiply = _binary("multiply", op_name="mul")
 _remainder = _binary("remainder", out="Tensor_out")
+__all__.remove("remainder")     # the public one, below, also takes a number first
 
 
 @_export

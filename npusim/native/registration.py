@@ -11,6 +11,8 @@ from . import factories as F
 from . import distances, fused_pointwise, indexing_ops, joining, linalg, product_compositions, random_ops, reductions
 from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, nn_embedding_ops, nn_loss_ops
 from . import nn_norm_ops, nn_padding_ops, sorting
+from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, reduction_compositions
+from . import scan_ops, structure_compositions
 from . import unary as U
 from . import views as V
 
@@ -111,7 +113,8 @@ def _build() -> dict:
     })
     # families that keep their own table
     for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
-                   nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops):
+                   nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_decompositions,
+                   math_ops, scan_ops, inplace_view_ops):
         t.update(module.KERNELS)
     return t
 
@@ -131,7 +134,8 @@ KERNELS = _build()
 COMPOSITE = {"_to_copy": F.to_copy}
 COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
 for _module in (U, product_compositions, distances, nn_activation_ops, nn_padding_ops, nn_dropout_ops,
-                nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops):
+                nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_compositions, math_ops,
+                reduction_compositions, structure_compositions, inplace_view_ops):
     COMPOSITE_IMPLICIT.update(_module.COMPOSITE_IMPLICIT)
 # An op that decomposes has no backend kernel of its own: one would take the autograd key from the decomposition.
 for _name in COMPOSITE_IMPLICIT:

@@ -1,0 +1,83 @@
+"""The top-level linear-algebra functions torch keeps (``npusim.det``, ``npusim.svd``...) and their Tensor methods,
+plus the named tuples of the decompositions."""
+from __future__ import annotations
+
+from . import return_types
+from .ops_namespace import aten
+from .tensor import Tensor
+
+__all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "cholesky", "cholesky_solve",
+           "cholesky_inverse", "qr", "svd"]
+
+_NAMED = {
+    "slogdet": ("sign", "logabsdet"), "linalg_slogdet": ("sign", "logabsdet"),
+    "linalg_inv_ex": ("inverse", "info"), "linalg_solve_ex": ("result", "info"),
+    "linalg_cholesky_ex": ("L", "info"), "linalg_qr": ("Q", "R"), "qr": ("Q", "R"),
+    "linalg_eigh": ("eigenvalues", "eigenvectors"), "linalg_svd": ("U", "S", "Vh"), "svd": ("U", "S", "V"),
+    "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+}
+NAMED_TUPLES = {name: return_types._make(name, fields) for name, fields in _NAMED.items()}
+
+
+def _check(x, fname):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+
+
+def det(input):  # noqa: A002 - torch's argument names
+    _check(input, "det")
+    return aten.det.default(input)
+
+
+def logdet(input):  # noqa: A002
+    _check(input, "logdet")
+    return aten.logdet.default(input)
+
+
+def slogdet(input):  # noqa: A002
+    _check(input, "slogdet")
+    return NAMED_TUPLES["slogdet"](*aten.slogdet.default(input))
+
+
+def inverse(input):  # noqa: A002
+    _check(input, "inverse")
+    return aten.inverse.default(input)
+
+
+def pinverse(input, rcond=1e-15):  # noqa: A002
+    _check(input, "pinverse")
+    return aten.pinverse.default(input, rcond)
+
+
+def matrix_power(input, n):  # noqa: A002
+    _check(input, "matrix_power")
+    return aten.matrix_power.default(input, n)
+
+
+def cholesky(input, upper=False):  # noqa: A002
+    _check(input, "cholesky")
+    return aten.cholesky.default(input, upper)
+
+
+def cholesky_solve(input, input2, upper=False):  # noqa: A002
+    _check(input, "cholesky_solve")
+    return aten.cholesky_solve.default(input, input2, upper)
+
+
+def cholesky_inverse(input, upper=False):  # noqa: A002
+    _check(input, "cholesky_inverse")
+    return aten.cholesky_inverse.default(input, upper)
+
+
+def qr(input, some=True):  # noqa: A002
+    _check(input, "qr")
+    return NAMED_TUPLES["qr"](*aten.qr.default(input, some))
+
+
+def svd(input, some=True, compute_uv=True):  # noqa: A002
+    _check(input, "svd")
+    return NAMED_TUPLES["svd"](*aten.svd.default(input, some, compute_uv))
+
+
+for _name in __all__:
+    setattr(Tensor, _name, globals()[_name])
