@@ -875,3 +875,20 @@ from .functional_conv import (  # noqa: E402,F401
 )
 
 __all__ += _functional_conv.__all__ + _functional_attention.__all__
+
+from . import functional_losses_extra as _functional_losses_extra  # noqa: E402
+from .functional_losses_extra import (  # noqa: E402,F401
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+    multilabel_margin_loss, multilabel_soft_margin_loss, pairwise_distance, poisson_nll_loss, soft_margin_loss,
+    triplet_margin_loss, triplet_margin_with_distance_loss,
+)
+
+__all__ += _functional_losses_extra.__all__
+
+from . import functional_layers_extra as _functional_layers_extra  # noqa: E402
+from .functional_layers_extra import (  # noqa: E402,F401
+    channel_shuffle, embedding_bag, fold, hardshrink, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
+    max_unpool1d, max_unpool2d, rrelu, rrelu_, softshrink, unfold,
+)
+
+__all__ += _functional_layers_extra.__all__

@@ -1,0 +1,312 @@
+"""torch.nn.functional's margin, embedding and likelihood losses, composed from differentiable tensor ops.
+
+Each follows aten's composite definition (or, for the losses aten gives a kernel, the kernel's formula with
+the same strict ``> 0`` hinge as its backward), so autograd needs no new derivative formulas. Argument checks
+and their messages are torch's. This module reads ``functional``'s helpers, so ``functional`` imports it last.
+"""
+from __future__ import annotations
+
+import math
+
+from ..core import dtype as D
+from ..core.factories import tensor as _tensor
+from ..core.ops_namespace import aten
+from . import functional as F
+
+__all__ = [
+    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+    "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss", "multilabel_soft_margin_loss",
+    "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "pairwise_distance",
+]
+
+_EPSILON = 1e-12   # aten's cosine_embedding_loss guard on the squared magnitudes
+
+
+def _enum_reduction(size_average, reduce, reduction) -> str:
+    """The reduction string after the deprecated flags, validated as torch's ``_Reduction.get_enum`` does."""
+    reduction = F._resolve_reduction(size_average, reduce, reduction)
+    F._reduction_enum(reduction)
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _sizes(t) -> str:
+    return str(list(t.shape))
+
+
+# --- distances ------------------------------------------------------------------------------------------------
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """The p-norm of ``x1 - x2 + eps`` over the last dim (aten's definition; inputs broadcast)."""
+    F._check_tensor(x1, "pairwise_distance", "x1", 1)
+    F._check_tensor(x2, "pairwise_distance", "x2", 2)
+    dim = max(x1.dim(), x2.dim()) - 1
+    diff = (x1 - x2) + eps
+    return aten.linalg_vector_norm.default(diff, p, [dim], keepdim)
+
+
+# --- pairwise margin losses ---------------------------------------------------------------------------------
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    F._check_tensor(input1, "cosine_embedding_loss", "input1", 1)
+    F._check_tensor(input2, "cosine_embedding_loss", "input2", 2)
+    F._check_tensor(target, "cosine_embedding_loss", "target", 3)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if targ_dim == 1 and input1.dim() != 2:
+        raise RuntimeError(f"1D target tensor expects 2D input tensors, but found inputs with sizes "
+                           f"{_sizes(input1)} and {_sizes(input2)}.")
+    if targ_dim == 0 and input1.dim() != 1:
+        raise RuntimeError(f"0D target tensor expects 1D input tensors, but found inputs with sizes "
+                           f"{_sizes(input1)} and {_sizes(input2)}.")
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag_square1 = (input1 * input1).sum(targ_dim) + _EPSILON
+    mag_square2 = (input2 * input2).sum(targ_dim) + _EPSILON
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt()
+    zeros = aten.zeros_like.default(cos)
+    pos = 1 - cos
+    neg = (cos - margin).clamp_min(0)
+    output = aten.where.self(target == 1, pos, zeros) + aten.where.self(target == -1, neg, zeros)
+    return _reduce(output, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """max(0, -target * (x1 - x2) + margin)."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    F._check_tensor(input1, "margin_ranking_loss", "input1", 1)
+    F._check_tensor(input2, "margin_ranking_loss", "input2", 2)
+    F._check_tensor(target, "margin_ranking_loss", "target", 3)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+                           f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    # relu, not clamp_min: aten's kernel passes no gradient where the hinge is exactly 0
+    output = aten.relu.default(-target * (input1 - input2) + margin)
+    return _reduce(output, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """x where target is 1, max(0, margin - x) where it is -1."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    F._check_tensor(input, "hinge_embedding_loss")
+    F._check_tensor(target, "hinge_embedding_loss", "target", 2)
+    zeros = aten.zeros_like.default(input)
+    margin_clamp = (margin - input).clamp_min(0)
+    output_margin = aten.where.self(target != 1, margin_clamp, zeros)
+    output_self = aten.where.self(target != -1, input, zeros)
+    return _reduce(output_margin + output_self, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * x))."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    F._check_tensor(input, "soft_margin_loss")
+    F._check_tensor(target, "soft_margin_loss", "target", 2)
+    if F.is_grad_enabled():   # aten's kernel has no derivative for the target
+        F._no_grad_arg(target, "target", "soft_margin_loss")
+    return _reduce(aten.log1p.default(aten.exp.default(-input * target)), reduction)
+
+
+def _check_triplet_dims(anchor, positive, negative):
+    a, p, n = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == p and p == n):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {a}D, positive {p}D, and negative {n}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, d(a, p) - d(a, n) + margin) with d the pairwise p-norm distance (``swap``: d(a, n) becomes
+    min(d(a, n), d(p, n)))."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    F._check_tensor(anchor, "triplet_margin_loss", "anchor", 1)
+    F._check_tensor(positive, "triplet_margin_loss", "positive", 2)
+    F._check_tensor(negative, "triplet_margin_loss", "negative", 3)
+    _check_triplet_dims(anchor, positive, negative)
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = aten.minimum.default(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance (pairwise_distance by default)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = aten.minimum.default(dist_neg, distance_function(positive, negative))
+    return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+# --- likelihood losses -------------------------------------------------------------------------------------
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                     reduction="mean"):
+    """exp(x) - target * x (``log_input``) or x - target * log(x + eps); ``full`` adds Stirling's term."""
+    if size_average is not None or reduce is not None:
+        reduction = F._legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    F._check_tensor(input, "poisson_nll_loss")
+    F._check_tensor(target, "poisson_nll_loss", "target", 2)
+    if log_input:
+        loss = aten.exp.default(input) - target * input
+    else:
+        loss = input - target * aten.log.default(input + eps)
+    if full:
+        stirling = target * aten.log.default(target) - target + 0.5 * aten.log.default(2 * math.pi * target)
+        loss = loss + aten.masked_fill.Scalar(stirling, target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 * (log(var) + (x - target)^2 / var), var clamped to ``eps`` (the clamp passes gradients through)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * aten.ones_like.default(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif input.dim() == var.dim() and sum(y for x, y in zip(input.size(), var.size()) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    # torch clamps a clone in place under no_grad: the values are clamped, the gradient is the identity's
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (aten.log.default(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Per-class binary cross-entropy of sigmoid(x), averaged over the classes (the last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = F._legacy_reduction(size_average, reduce)
+    loss = -(target * F.logsigmoid(input) + (1 - target) * F.logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    return _reduce(loss, reduction)
+
+
+# --- multi-class margin losses -------------------------------------------------------------------------------
+
+def _check_margin_input(input, fname):
+    nd = input.dim()
+    if not ((nd == 2 and input.size(1) != 0) or (nd == 1 and input.size(0) != 0) or nd == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{_sizes(input)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"{fname}\" not implemented for '{D.SCALAR_TYPE_NAME[input.dtype]}'")
+
+
+def _check_long_target(target):
+    if target.dtype is not D.int64:
+        raise RuntimeError(f"expected scalar type Long but found {D.SCALAR_TYPE_NAME[target.dtype]}")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """sum over j != y of max(0, margin - x[y] + x[j])^p (times weight[y]), divided by the class count."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    F._check_tensor(input, "multi_margin_loss")
+    F._check_tensor(target, "multi_margin_loss", "target", 2)
+    _check_margin_input(input, "multi_margin_loss_cpu_kernel")
+    nd = input.dim()
+    nframe = 1 if nd <= 1 else input.size(0)
+    dim = 1 if nd == 0 else input.size(nd - 1)
+    if not (target.dim() <= 1 and target.numel() == nframe):
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nframe}], but got {_sizes(target)}. "
+                           f"Input has shape {_sizes(input)}.")
+    if weight is not None and not (weight.dim() <= 1 and weight.numel() == dim):
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got {_sizes(weight)}")
+    _check_long_target(target)
+    if target.numel() and (int(target.min().item()) < 0 or int(target.max().item()) >= dim):
+        raise RuntimeError("target out of range")
+    x = input.reshape(nframe, dim)
+    t = target.reshape(nframe, 1)
+    z = aten.relu.default(margin - x.gather(1, t) + x)   # relu: no gradient where the hinge is exactly 0
+    h = z if p == 1 else z * z
+    if weight is not None:
+        h = h * weight.index_select(0, t.reshape(-1)).unsqueeze(1)
+    classes = aten.arange.start(0, dim, device=input.device)
+    h = aten.masked_fill.Scalar(h, classes.unsqueeze(0) == t, 0)   # the target class takes no part
+    loss = h.sum(1) / dim
+    loss = loss.reshape(list(target.shape))   # (N,), or 0-d for an unbatched input with a 0-d target
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """For each target class j (the target row up to its first -1) and each non-target class k,
+    max(0, 1 - (x[j] - x[k])), summed and divided by the class count."""
+    reduction = _enum_reduction(size_average, reduce, reduction)
+    F._check_tensor(input, "multilabel_margin_loss")
+    F._check_tensor(target, "multilabel_margin_loss", "target", 2)
+    _check_margin_input(input, "multilabel_margin_loss_forward_out_frame")
+    nd = input.dim()
+    if nd <= 1:
+        nframe, dim = 1, (1 if nd == 0 else input.size(0))
+        ok = target.dim() <= 1 and target.numel() == dim
+    else:
+        nframe, dim = input.size(0), input.size(1)
+        ok = target.dim() == 2 and target.size(0) == nframe and target.size(1) == dim
+    if not ok:
+        raise RuntimeError(f"inconsistent target size: {_sizes(target)} for input of size: {_sizes(input)}")
+    _check_long_target(target)
+    rows = [[int(v) for v in row] for row in target.reshape(nframe, dim).tolist()]
+    # The target classes of a row are its entries before the first -1 (repeats count again); the
+    # membership mask and the padded list of classes are built on the host, then used on the device.
+    members, picks, valid = [], [], []
+    for row in rows:
+        if any(v < -1 or v >= dim for v in row):
+            raise RuntimeError("argument #2 'target' is out of range")
+        n = row.index(-1) if -1 in row else dim
+        classes = row[:n]
+        members.append([k in classes for k in range(dim)])
+        picks.append(classes + [0] * (dim - n))
+        valid.append([True] * n + [False] * (dim - n))
+    x = input.reshape(nframe, dim)
+    dev = input.device
+    is_target = _tensor(members, dtype=D.bool, device=dev).reshape(nframe, dim)
+    pick = _tensor(picks, dtype=D.int64, device=dev).reshape(nframe, dim)
+    ok_pair = _tensor(valid, dtype=D.bool, device=dev).reshape(nframe, dim, 1) & ~is_target.unsqueeze(1)
+    xj = x.gather(1, pick)
+    z = aten.relu.default(1 - xj.unsqueeze(2) + x.unsqueeze(1))   # [n, a, k]: 1 - (x[target a] - x[k])
+    loss = aten.masked_fill.Scalar(z, ~ok_pair, 0).sum((1, 2)) / dim
+    if nd <= 1:
+        loss = loss.reshape([])
+    return _reduce(loss, reduction)
