@@ -836,3 +836,16 @@ def test_in_place_patterns_match_torch(torch, device):
     got, want = _in_place_patterns(npusim, device), _in_place_patterns(torch, "cpu")
     for name, w in want.items():
         np.testing.assert_allclose(host(got[name]), w.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("form", ["method", "operator", "function", "aten_tensor_overload"])
+def test_pow_with_a_float_exponent_keeps_float64_precision_in_backward(device, form):
+    # a number exponent is a double, never a float32 scalar tensor: the gradient is exact to rounding
+    a = np.random.default_rng(0).random(6) + 0.5
+    x = npusim.tensor(a, device=device, requires_grad=True)
+    y = {"method": lambda: x.pow(1 / 3), "operator": lambda: x ** (1 / 3), "function": lambda: npusim.pow(x, 1 / 3),
+         "aten_tensor_overload": lambda: npusim.ops.aten.pow.Tensor_Tensor(x, 1 / 3)}[form]()
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad.cpu().tolist()), (1 / 3) * a ** (-2 / 3), rtol=1e-14)
+    if form != "aten_tensor_overload":
+        assert y.grad_fn.name() == "PowBackward0"     # torch picks the Scalar overload for a number

@@ -168,7 +168,13 @@ def pow(input, exponent, *, out=None):  # noqa: A001 - torch's name
         if not isinstance(exponent, Tensor):
             raise TypeError("pow(): expected at least one Tensor argument")
         return _pow_s(input, exponent) if out is None else _pow_s_out(input, exponent, out=out)
+    if exponent.__class__ in _NUMBER_CLASSES:   # torch's argument parser picks the Scalar overload for a number
+        return _pow_ts(input, exponent) if out is None else _pow_ts_out(input, exponent, out=out)
     return _pow(input, exponent) if out is None else _pow_out(input, exponent, out=out)
+
+
+_pow_ts, _pow_ts_out = _ov("pow", "Tensor_Scalar"), _ov("pow", "Tensor_Scalar_out")
+_NUMBER_CLASSES = (int, float, bool)
 
 
 @_export

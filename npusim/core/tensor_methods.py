@@ -33,7 +33,22 @@ _add_, _sub_, _mul_ = _ov("add_", "Tensor"), _ov("sub_", "Tensor"), _ov("mul_", 
 _div, _div_ = _ov("div", "Tensor"), _ov("div_", "Tensor")
 _rsub = _ov("rsub", "Tensor")
 _matmul = _ov("matmul")
-_pow, _pow_s, _pow_ = _ov("pow", "Tensor_Tensor"), _ov("pow", "Scalar"), _ov("pow_", "Tensor")
+_pow_tensor, _pow_s, _pow_tensor_ = _ov("pow", "Tensor_Tensor"), _ov("pow", "Scalar"), _ov("pow_", "Tensor")
+_pow_scalar, _pow_scalar_ = _ov("pow", "Tensor_Scalar"), _ov("pow_", "Scalar")
+
+
+# A number exponent takes the Scalar overloads, as torch's argument parser picks them: their derivative keeps the
+# exponent a Python float (the Tensor overload would wrap it in a float32 scalar tensor).
+def _pow(self, exponent):
+    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool:
+        return _pow_scalar(self, exponent)
+    return _pow_tensor(self, exponent)
+
+
+def _pow_(self, exponent):
+    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool:
+        return _pow_scalar_(self, exponent)
+    return _pow_tensor_(self, exponent)
 _floordiv, _floordiv_ = _ov("floor_divide"), _ov("floor_divide_", "Tensor")
 _rem, _rem_, _rem_s = _ov("remainder", "Tensor"), _ov("remainder_", "Tensor"), _ov("remainder", "Scalar_Tensor")
 _and, _or, _xor = _ov("bitwise_and", "Tensor"), _ov("bitwise_or", "Tensor"), _ov("bitwise_xor", "Tensor")

@@ -114,6 +114,9 @@ def pow_scalar_backward(ctx, g):
             save_result=True)
 def pow_tensor_backward(ctx, g):
     x, e = ctx.self, ctx.exponent
+    if not isinstance(e, Tensor):
+        # a number in the exponent's slot: keep it a Python number (as a wrapped double), not a float32 tensor
+        return pow_scalar_backward(ctx, g), None
     n = ctx.needs_input_grad
     gx = ge = None
     if n[0]:
