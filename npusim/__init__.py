@@ -27,6 +27,8 @@ from .core.reduction_structure_api import *  # noqa: F401,F403  (median, index_a
 from .core.linalg_functions import *  # noqa: F401,F403  (det, inverse, svd...)
 from .core.math_functions import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
 from .core import linalg_functions as _linalg_functions, math_functions as _math_functions
+from .core.misc_functions import *  # noqa: F401,F403  (searchsorted, meshgrid, windows, cov, flags...)
+from .core import misc_functions as _misc_functions
 from .core import reduction_structure_api as _reduction_structure_api
 from .core.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
@@ -100,6 +102,18 @@ def __getattr__(name):
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
            "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reduction_structure_api.__all__) \
-    + list(_linalg_functions.__all__) + list(_math_functions.__all__)
+    + list(_linalg_functions.__all__) + list(_math_functions.__all__) + list(_misc_functions.__all__)
+
+# torch's nn ops in the top-level namespace, the *_copy functions, then torch.<op>_ for every in-place
+# Tensor method bound by now (last: each binds only names npusim does not have yet)
+from . import _torch_namespace_nn  # noqa: E402
+from .core import inplace_functions as _inplace_functions  # noqa: E402
+for _extra in ({n: getattr(_torch_namespace_nn, n) for n in _torch_namespace_nn.__all__},
+               {n: getattr(_inplace_functions, n) for n in _inplace_functions.__all__},
+               _inplace_functions.inplace_functions()):
+    _new = [n for n in _extra if n not in globals()]
+    globals().update({n: _extra[n] for n in _new})
+    __all__ += _new
+del _extra, _new
 
 _log_api_usage_once("python.import")

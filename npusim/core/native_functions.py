@@ -463,6 +463,9 @@ random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)
 random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)
 random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
 exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)
+cauchy_(Tensor(a!) self, float median=0., float sigma=1., *, Generator? generator=None) -> Tensor(a!)
+log_normal_(Tensor(a!) self, float mean=1., float std=2., *, Generator? generator=None) -> Tensor(a!)
+geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
 rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 rand_like.generator(Tensor self, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor

@@ -123,6 +123,18 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return aten.bernoulli_.float(self, p, generator=generator)
 
 
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    return aten.cauchy_.default(self, median, sigma, generator=generator)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    return aten.log_normal_.default(self, mean, std, generator=generator)
+
+
+def _geometric_(self, p, *, generator=None):
+    return aten.geometric_.default(self, p, generator=generator)
+
+
 _UNSET = object()
 
 
@@ -154,6 +166,9 @@ def _random_(self, *args, generator=None, **kw):
 Tensor.uniform_ = _uniform_
 Tensor.normal_ = _normal_
 Tensor.exponential_ = _exponential_
+Tensor.cauchy_ = _cauchy_
+Tensor.log_normal_ = _log_normal_
+Tensor.geometric_ = _geometric_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.random_ = _random_
 Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)

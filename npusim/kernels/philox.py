@@ -331,3 +331,53 @@ def permutation(xp, key, counter, n, dtype):
     """A random permutation of range(n)."""
     raw = raw_uint64(xp, key, counter, n)
     return permutation_from_raw(xp, raw, n).astype(dtype, copy=False), _blocks(n)
+
+
+# --- distributions from one float64 uniform per value ---------------------------------------------------
+
+def cauchy_from_unit(xp, u, median, sigma):
+    """torch's transformation::cauchy: median + sigma * tan(pi * (u - 0.5))."""
+    return median + sigma * xp.tan(math.pi * (u - 0.5))
+
+
+def geometric_from_unit(xp, u, p):
+    """The number of Bernoulli(p) trials up to the first success: ceil(log(1 - u) / log(1 - p)), at least 1
+    (u in [0, p] gives 1, as the inverse CDF does; torch's formula uses log(u), the same law)."""
+    return xp.maximum(xp.ceil(xp.log1p(-u) / math.log1p(-p)), 1.0)
+
+
+def _cast(xp, v, dtype):
+    """Round float64 values once to ``dtype``; integer dtypes saturate at their range (no wrap-around)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        v = xp.clip(v, float(info.min), float(info.max))
+    return v.astype(dtype, copy=False)
+
+
+def _from_unit(xp, key, counter, shape, dtype, transform):
+    """``transform(xp, u)`` of one float64 [0, 1) uniform per value (the ``exponential`` stream), rounded once."""
+    n = _size(shape)
+    dtype = np.dtype(dtype)
+    if xp is not np:
+        u = unit_float64_from_raw(raw_uint64(xp, key, counter, n))
+        return _cast(xp, transform(xp, u), dtype).reshape(shape), _blocks(n)
+    out = np.empty(n, dtype=dtype)
+
+    def work(s, e, b):
+        out[s:e] = _cast(np, transform(np, _host_generator(key, counter + b).random(e - s)), dtype)
+    _chunked(n, _WORDS_PER_BLOCK, work)
+    return out.reshape(shape), _blocks(n)
+
+
+def cauchy(xp, key, counter, shape, dtype, median=0.0, sigma=1.0):
+    return _from_unit(xp, key, counter, shape, dtype, lambda m, u: cauchy_from_unit(m, u, median, sigma))
+
+
+def geometric(xp, key, counter, shape, dtype, p):
+    return _from_unit(xp, key, counter, shape, dtype, lambda m, u: geometric_from_unit(m, u, p))
+
+
+def log_normal(xp, key, counter, shape, dtype, mean=1.0, std=2.0):
+    """exp(normal(mean, std)): the ``normal`` draw in float64, then exp, rounded once to ``dtype``."""
+    z, blocks = normal(xp, key, counter, shape, np.float64, mean, std)
+    return xp.exp(z).astype(np.dtype(dtype), copy=False), blocks

@@ -225,6 +225,35 @@ def exponential_(self, lambd=1.0, generator=None):
     return _fill(self, generator, lambda xp, key, c, s, d: KR.exponential(xp, key, c, s, d, lambd))
 
 
+# torch's C++ type names in the Cauchy dtype message (typeid names, not ScalarType names)
+_CAUCHY_TYPE_NAME = {D.bool: "bool", D.uint8: "unsigned char", D.int8: "signed char", D.int16: "short int",
+                     D.int32: "int", D.int64: "long int"}
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    if not self.dtype.is_floating_point:
+        raise RuntimeError(f"Cauchy distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_CAUCHY_TYPE_NAME.get(self.dtype, self.dtype)}")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_num(sigma)}")
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.cauchy(xp, key, c, s, d, median, sigma))
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    _require_float(self.dtype, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_num(std)}")
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.log_normal(xp, key, c, s, d, mean, std))
+
+
+def geometric_(self, p, generator=None):
+    if self.dtype is D.bool:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_num(p)}")
+    return _fill(self, generator, lambda xp, key, c, s, d: KR.geometric(xp, key, c, s, d, p))
+
+
 def random_(self, generator=None):
     low, high = _dtype_range(self.dtype)
     return _fill(self, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
@@ -401,6 +430,7 @@ KERNELS = {
     "normal.float_float": normal_float_float, "normal.Tensor_float": normal_tensor_float,
     "normal.float_Tensor": normal_float_tensor, "normal.Tensor_Tensor": normal_tensor_tensor,
     "normal_": normal_, "uniform_": uniform_, "exponential_": exponential_,
+    "cauchy_": cauchy_, "log_normal_": log_normal_, "geometric_": geometric_,
     "random_": random_, "random_.from": random_from, "random_.to": random_to,
     "bernoulli": bernoulli, "bernoulli.p": bernoulli_p, "bernoulli.Tensor": bernoulli_t,
     "bernoulli_.float": bernoulli_float_, "bernoulli_.Tensor": bernoulli_tensor_,

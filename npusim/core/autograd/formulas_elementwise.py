@@ -472,7 +472,7 @@ def copy_backward(ctx, g):
 
 
 @derivative("fill_.Scalar", "zero_", "uniform_", "normal_", "random_", "random_.from", "random_.to",
-            "exponential_", "bernoulli_.float")
+            "exponential_", "bernoulli_.float", "cauchy_", "log_normal_", "geometric_")
 def fill_backward(ctx, g):
     return _zeros(g)
 

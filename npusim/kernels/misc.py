@@ -1,0 +1,54 @@
+"""Array kernels of searchsorted / bucketize, isin and frexp, over NumPy or CuPy arrays.
+
+Comparisons run on a common dtype the caller chose; bfloat16 goes through float32 (exact),
+because NumPy cannot sort or search the extension dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array_api import BFLOAT16, as_array, namespace_of
+
+_INT32 = np.dtype(np.int32)
+
+
+def _searchable(a):
+    return a.astype(np.float32) if a.dtype == BFLOAT16 else a
+
+
+def searchsorted(boundaries, values, *, right, sorter=None, out_dtype=np.int64):
+    """Insertion indices of ``values`` in ``boundaries`` (sorted along its last axis, or through ``sorter``).
+
+    A 1-D ``boundaries`` serves every value; an N-D one has one row per leading index of ``values``.
+    """
+    xp = namespace_of(boundaries)
+    b = _searchable(boundaries)
+    v = _searchable(values)
+    side = "right" if right else "left"
+    if sorter is not None:
+        b = xp.take_along_axis(b, sorter, axis=-1)
+    if b.ndim == 1:
+        r = xp.searchsorted(b, v, side=side)
+    else:
+        rows_b = b.reshape(-1, b.shape[-1])
+        rows_v = v.reshape(rows_b.shape[0], -1)
+        r = xp.empty(rows_v.shape, np.int64)
+        for i in range(rows_b.shape[0]):
+            r[i] = xp.searchsorted(rows_b[i], rows_v[i], side=side)
+        r = r.reshape(v.shape)
+    return as_array(r).astype(out_dtype, copy=False)
+
+
+def isin(elements, test_elements, *, invert):
+    """Whether each element occurs among ``test_elements`` (NaN matches nothing, as torch)."""
+    xp = namespace_of(elements)
+    r = xp.isin(_searchable(elements), _searchable(test_elements).ravel(), invert=invert)
+    return as_array(r)
+
+
+def frexp(a):
+    """(mantissa, exponent) with ``a == mantissa * 2**exponent``; the exponent is int32."""
+    xp = namespace_of(a)
+    work = a.astype(np.float32) if a.dtype == BFLOAT16 or a.dtype == np.float16 else a
+    m, e = xp.frexp(work)
+    return as_array(m).astype(a.dtype, copy=False), as_array(e).astype(_INT32, copy=False)
