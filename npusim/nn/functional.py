@@ -873,6 +873,7 @@ from .functional_conv import (  # noqa: E402,F401
     conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, group_norm, interpolate, layer_norm, max_pool2d,
     max_pool3d, normalize, rms_norm,
 )
+from .functional_conv import adaptive_max_pool3d  # noqa: E402,F401
 
 __all__ += _functional_conv.__all__ + _functional_attention.__all__
 
@@ -890,5 +891,6 @@ from .functional_layers_extra import (  # noqa: E402,F401
     channel_shuffle, embedding_bag, fold, hardshrink, local_response_norm, lp_pool1d, lp_pool2d, lp_pool3d,
     max_unpool1d, max_unpool2d, rrelu, rrelu_, softshrink, unfold,
 )
+from .functional_layers_extra import max_unpool3d  # noqa: E402,F401
 
 __all__ += _functional_layers_extra.__all__

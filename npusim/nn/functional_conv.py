@@ -220,6 +220,17 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return (out, indices) if return_indices else out
 
 
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over the windows that split D, H and W into ``output_size`` nearly equal parts (None keeps a size); with
+    ``return_indices`` also the flat index (d * H * W + h * W + w) of each maximum."""
+    output_size = _list_with_default(output_size, input.size())
+    out, indices = aten.adaptive_max_pool3d.default(input, output_size if _is_int(output_size) else list(output_size))
+    return (out, indices) if return_indices else out
+
+
+__all__ += ["adaptive_max_pool3d"]
+
+
 # --- normalisation ------------------------------------------------------------------------------------------------
 
 def _verify_batch_size(size):

@@ -454,6 +454,48 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool2d(input, indices, size)
 
 
+def _max_unpool3d(input, indices, output_size):
+    """Scatter each value to its flat index in an (oD * oH * oW) volume of zeros, per sample and channel."""
+    if indices.dtype is not D.int64:
+        raise RuntimeError("elements in indices should be type int64")
+    nd = input.dim()
+    if nd not in (4, 5):
+        raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with {nd} "
+                           f"dimensions.")
+    if input.shape != indices.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({_sizes(input)}) "
+                           f"but got indices tensor with shape: {_sizes(indices)}")
+    for i in range(1, nd):
+        if input.size(i) <= 0:
+            raise RuntimeError(f"max_unpooling3d_forward_out_cpu(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but got {_sizes(input)} with dimension {i} being empty.")
+    od, oh, ow = output_size
+    x = input if nd == 5 else input.unsqueeze(0)
+    idx = indices if nd == 5 else indices.unsqueeze(0)
+    n, c = x.size(0), x.size(1)
+    flat_idx = idx.reshape(n, c, -1)
+    if flat_idx.numel():
+        bad = (flat_idx < 0) | (flat_idx >= od * oh * ow)
+        if bool(bad.any()):  # torch names the first bad index in memory order
+            raise RuntimeError(f"Found an invalid max index: {int(flat_idx[bad][0].item())} (output volumes are of "
+                               f"size {od}x{oh}x{ow})")
+    volume = aten.zeros.default([n, c, od * oh * ow], dtype=input.dtype, device=input.device)
+    out = volume.scatter(2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, od, oh, ow)
+    return out if nd == 5 else out.squeeze(0)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: each value goes back to its flat index d * H * W + h * W + w."""
+    kernel_size = _tuple(kernel_size, 3)
+    stride = _tuple(stride, 3) if stride is not None else kernel_size
+    padding = _tuple(padding, 3)
+    size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
+    return _max_unpool3d(input, indices, size)
+
+
+__all__ += ["max_unpool3d"]
+
+
 # --- channel shuffle -------------------------------------------------------------------------------------------
 
 def channel_shuffle(input, groups):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _LazyNormBase, _NormBase
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d"]
 
@@ -103,3 +103,46 @@ class InstanceNorm3d(_InstanceNorm):
     def _check_input_dim(self, input):
         if input.dim() not in (4, 5):
             raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
+
+
+# Like torch, the lazy instance norms take _LazyNormBase's defaults: affine and track_running_stats True.
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm1d whose ``num_features`` is inferred from the first input."""
+
+    cls_to_become = InstanceNorm1d
+
+    def _get_no_batch_dim(self):
+        return 2
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm2d whose ``num_features`` is inferred from the first input."""
+
+    cls_to_become = InstanceNorm2d
+
+    def _get_no_batch_dim(self):
+        return 3
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+    """An InstanceNorm3d whose ``num_features`` is inferred from the first input."""
+
+    cls_to_become = InstanceNorm3d
+
+    def _get_no_batch_dim(self):
+        return 4
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
+
+
+__all__ += ["LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"]

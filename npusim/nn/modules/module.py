@@ -12,7 +12,7 @@ from ...core.api_usage import log_api_usage_once
 from ...core.autograd.grad_mode import no_grad
 from ...core.tensor import Tensor
 from ...core.tensor_methods import _LEGACY, _parse_to
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
 
@@ -601,10 +601,13 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", expected npusim.Tensor or Tensor-like '
                                   f'object from checkpoint but received {type(input_param)}')
                 continue
-            if len(param.shape) == 0 and len(input_param.shape) == 1:
+            # An uninitialized (lazy) parameter takes any shape; a lazy input into an initialized one fails
+            # on its .shape, as in torch.
+            is_param_lazy = is_lazy(param)
+            if not is_param_lazy and len(param.shape) == 0 and len(input_param.shape) == 1:
                 # Old checkpoints stored scalars as 1-element vectors.
                 input_param = input_param[0]
-            if input_param.shape != param.shape:
+            if not is_param_lazy and input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
