@@ -266,123 +266,100 @@ class _LazyConvXdMixin(LazyModuleMixin):
                                f"{self.__class__.__name__}, but got input of size: {input.shape}")
         return input.shape[1] if input.dim() == num_dims_batch else input.shape[0]
 
-    def _get_num_spatial_dims(self):
-        raise NotImplementedError
+    _num_spatial_dims = None     # set by each lazy class
 
+    def _get_num_spatial_dims(self):
+        return self._num_spatial_dims
+
+    def _uninitialized_weight_and_bias(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
 
 class LazyConv1d(_LazyConvXdMixin, Conv1d):
     """A Conv1d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = Conv1d
+    _num_spatial_dims = 1
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros",
                  device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
                          dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 1
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 class LazyConv2d(_LazyConvXdMixin, Conv2d):
     """A Conv2d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = Conv2d
+    _num_spatial_dims = 2
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros",
                  device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
                          dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 2
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 class LazyConv3d(_LazyConvXdMixin, Conv3d):
     """A Conv3d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = Conv3d
+    _num_spatial_dims = 3
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode="zeros",
                  device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode, device=device,
                          dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 3
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
     """A ConvTranspose1d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = ConvTranspose1d
+    _num_spatial_dims = 1
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1,
                  padding_mode="zeros", device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device=device, dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 1
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
     """A ConvTranspose2d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = ConvTranspose2d
+    _num_spatial_dims = 2
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1,
                  padding_mode="zeros", device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device=device, dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 2
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
     """A ConvTranspose3d whose ``in_channels`` is inferred from the first input."""
 
     cls_to_become = ConvTranspose3d
+    _num_spatial_dims = 3
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True, dilation=1,
                  padding_mode="zeros", device=None, dtype=None):
         # in_channels 0 and bias False: nothing allocated that materialisation would replace
         super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False, dilation, padding_mode,
                          device=device, dtype=dtype)
-        self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def _get_num_spatial_dims(self):
-        return 3
+        self._uninitialized_weight_and_bias(out_channels, bias, device, dtype)
 
 
 __all__ += ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
