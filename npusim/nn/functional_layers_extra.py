@@ -406,34 +406,43 @@ def _unpool_output_size(input, kernel_size, stride, padding, output_size):
     return list(ret)
 
 
-def _max_unpool2d(input, indices, output_size):
-    """Scatter each value to its flat index in an (oH * oW) plane of zeros, per sample and channel."""
+def _max_unpool(input, indices, output_size):
+    """Scatter each value to its flat index in a zero plane (2d) or volume (3d), per sample and channel.
+
+    The spatial rank comes from ``output_size``; the checks and messages are torch's for that rank.
+    """
+    rank = len(output_size)
     if indices.dtype is not D.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: {_type_name(indices)}")
+        # torch words this one differently for the two ranks
+        raise RuntimeError("elements in indices should be type int64" + (
+            f" but got: {_type_name(indices)}" if rank == 2 else ""))
     nd = input.dim()
-    if nd not in (3, 4):
-        raise RuntimeError(f"Input to max_unpooling2d should be a 3d or 4d Tensor, but got a tensor with {nd} "
-                           f"dimensions.")
+    if nd not in (rank + 1, rank + 2):
+        raise RuntimeError(f"Input to max_unpooling{rank}d should be a {rank + 1}d or {rank + 2}d Tensor, but got a "
+                           f"tensor with {nd} dimensions.")
     if input.shape != indices.shape:
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({_sizes(input)}) "
                            f"but got indices tensor with shape: {_sizes(indices)}")
     for i in range(1, nd):
         if input.size(i) <= 0:
-            raise RuntimeError(f"max_unpooling2d_forward_out_cpu(): Expected input to have non-zero size for "
+            raise RuntimeError(f"max_unpooling{rank}d_forward_out_cpu(): Expected input to have non-zero size for "
                                f"non-batch dimensions, but got {_sizes(input)} with dimension {i} being empty.")
-    oh, ow = output_size
-    x = input if nd == 4 else input.unsqueeze(0)
-    idx = indices if nd == 4 else indices.unsqueeze(0)
+    batched = nd == rank + 2
+    x = input if batched else input.unsqueeze(0)
+    idx = indices if batched else indices.unsqueeze(0)
     n, c = x.size(0), x.size(1)
     flat_idx = idx.reshape(n, c, -1)
+    plane = 1
+    for size in output_size:
+        plane *= size
     if flat_idx.numel():
-        lo, hi = int(flat_idx.min().item()), int(flat_idx.max().item())
-        if lo < 0 or hi >= oh * ow:
-            raise RuntimeError(f"Found an invalid max index: {lo if lo < 0 else hi} (output volumes are of size "
-                               f"{oh}x{ow})")
-    plane = aten.zeros.default([n, c, oh * ow], dtype=input.dtype, device=input.device)
-    out = plane.scatter(2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, oh, ow)
-    return out if nd == 4 else out.squeeze(0)
+        bad = (flat_idx < 0) | (flat_idx >= plane)
+        if bool(bad.any()):  # torch names the first bad index in memory order
+            raise RuntimeError(f"Found an invalid max index: {int(flat_idx[bad][0].item())} (output volumes are of "
+                               f"size {'x'.join(map(str, output_size))})")
+    zeros = aten.zeros.default([n, c, plane], dtype=input.dtype, device=input.device)
+    out = zeros.scatter(2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, *output_size)
+    return out if batched else out.squeeze(0)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -442,7 +451,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     stride = _tuple(stride, 1) if stride is not None else kernel_size
     padding = _tuple(padding, 1)
     size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
-    return _max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
+    return _max_unpool(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1]).squeeze(-1)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -451,37 +460,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     stride = _tuple(stride, 2) if stride is not None else kernel_size
     padding = _tuple(padding, 2)
     size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
-    return _max_unpool2d(input, indices, size)
-
-
-def _max_unpool3d(input, indices, output_size):
-    """Scatter each value to its flat index in an (oD * oH * oW) volume of zeros, per sample and channel."""
-    if indices.dtype is not D.int64:
-        raise RuntimeError("elements in indices should be type int64")
-    nd = input.dim()
-    if nd not in (4, 5):
-        raise RuntimeError(f"Input to max_unpooling3d should be a 4d or 5d Tensor, but got a tensor with {nd} "
-                           f"dimensions.")
-    if input.shape != indices.shape:
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({_sizes(input)}) "
-                           f"but got indices tensor with shape: {_sizes(indices)}")
-    for i in range(1, nd):
-        if input.size(i) <= 0:
-            raise RuntimeError(f"max_unpooling3d_forward_out_cpu(): Expected input to have non-zero size for "
-                               f"non-batch dimensions, but got {_sizes(input)} with dimension {i} being empty.")
-    od, oh, ow = output_size
-    x = input if nd == 5 else input.unsqueeze(0)
-    idx = indices if nd == 5 else indices.unsqueeze(0)
-    n, c = x.size(0), x.size(1)
-    flat_idx = idx.reshape(n, c, -1)
-    if flat_idx.numel():
-        bad = (flat_idx < 0) | (flat_idx >= od * oh * ow)
-        if bool(bad.any()):  # torch names the first bad index in memory order
-            raise RuntimeError(f"Found an invalid max index: {int(flat_idx[bad][0].item())} (output volumes are of "
-                               f"size {od}x{oh}x{ow})")
-    volume = aten.zeros.default([n, c, od * oh * ow], dtype=input.dtype, device=input.device)
-    out = volume.scatter(2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, od, oh, ow)
-    return out if nd == 5 else out.squeeze(0)
+    return _max_unpool(input, indices, size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
@@ -490,7 +469,7 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     stride = _tuple(stride, 3) if stride is not None else kernel_size
     padding = _tuple(padding, 3)
     size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
-    return _max_unpool3d(input, indices, size)
+    return _max_unpool(input, indices, size)
 
 
 __all__ += ["max_unpool3d"]
