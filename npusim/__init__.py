@@ -56,6 +56,7 @@ from .core.autograd import (  # noqa: F401
 )
 from . import autograd  # noqa: F401
 from . import linalg  # noqa: F401
+from . import special  # noqa: F401
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from .core import parallel_config as _parallel_config, thread_pool as _thread_pool
@@ -93,10 +94,11 @@ _sys.modules[__name__ + ".random"] = _rng_module
 
 
 def __getattr__(name):
-    # npusim.distributed loads on first use: most programs never need it, and import time matters
-    if name == "distributed":
+    # npusim.distributed and npusim.distributions load on first use: most programs never need them, and import
+    # time matters
+    if name in ("distributed", "distributions"):
         import importlib
-        return importlib.import_module(".distributed", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'npusim' has no attribute '{name}'")
 
 

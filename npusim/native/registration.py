@@ -13,6 +13,7 @@ from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, 
 from . import nn_norm_ops, nn_padding_ops, sorting
 from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, misc_ops, pool3d_ops
 from . import reduction_compositions, scan_ops, structure_compositions
+from . import special_ops
 from . import unary as U
 from . import views as V
 
@@ -114,7 +115,7 @@ def _build() -> dict:
     # families that keep their own table
     for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
                    nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_decompositions,
-                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops):
+                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops):
         t.update(module.KERNELS)
     return t
 

@@ -1,0 +1,207 @@
+"""``kl_divergence(p, q)`` and ``register_kl``: KL(p || q) dispatched on the pair of distribution types."""
+from __future__ import annotations
+
+import math
+import warnings
+from functools import total_ordering
+
+import npusim
+from npusim.nn.functional import softplus
+
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .exponential import Exponential
+from .gumbel import Gumbel
+from .independent import Independent
+from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _solve_tril
+from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
+from .uniform import Uniform
+from .utils import _sum_rightmost, euler_constant
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY = {}  # the registered (type_p, type_q) pairs
+_KL_MEMOIZE = {}  # the lookup for each concrete pair, cleared on registration
+
+inf = math.inf
+
+
+def register_kl(type_p, type_q):
+    """Decorator registering a pairwise KL function, most specific pair wins at dispatch."""
+    if not isinstance(type_p, type) and issubclass(type_p, Distribution):
+        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
+    if not isinstance(type_q, type) and issubclass(type_q, Distribution):
+        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+
+    def decorator(fun):
+        _KL_REGISTRY[type_p, type_q] = fun
+        _KL_MEMOIZE.clear()
+        return fun
+
+    return decorator
+
+
+@total_ordering
+class _Match:
+    __slots__ = ["types"]
+
+    def __init__(self, *types):
+        self.types = types
+
+    def __eq__(self, other):
+        return self.types == other.types
+
+    def __le__(self, other):
+        for x, y in zip(self.types, other.types):
+            if not issubclass(x, y):
+                return False
+            if x is not y:
+                break
+        return True
+
+
+def _dispatch_kl(type_p, type_q):
+    matches = [(super_p, super_q) for super_p, super_q in _KL_REGISTRY
+               if issubclass(type_p, super_p) and issubclass(type_q, super_q)]
+    if not matches:
+        return NotImplemented
+    # the left- and right-lexicographic minima must agree, else the choice is ambiguous
+    left_p, left_q = min(_Match(*m) for m in matches).types
+    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
+    left_fun = _KL_REGISTRY[left_p, left_q]
+    right_fun = _KL_REGISTRY[right_p, right_q]
+    if left_fun is not right_fun:
+        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                      f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning, stacklevel=2)
+    return left_fun
+
+
+def _batch_trace_XXT(bmat):
+    """Trace of ``X X^T`` for a batch of matrices."""
+    n = bmat.size(-1)
+    m = bmat.size(-2)
+    flat_trace = bmat.reshape(-1, m * n).pow(2).sum(-1)
+    return flat_trace.reshape(bmat.shape[:-2])
+
+
+def kl_divergence(p, q):
+    """KL(p || q) for a registered pair of distribution types."""
+    try:
+        fun = _KL_MEMOIZE[type(p), type(q)]
+    except KeyError:
+        fun = _dispatch_kl(type(p), type(q))
+        _KL_MEMOIZE[type(p), type(q)] = fun
+    if fun is NotImplemented:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} "
+                                  f"and q type {q.__class__.__name__}")
+    return fun(p, q)
+
+
+# torch assigns through boolean masks; npusim.where gives the same values and keeps autograd simple
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p, q):
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = npusim.where(q.probs == 0, inf, t1)
+    t1 = npusim.where(p.probs == 0, 0.0, t1)
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = npusim.where(q.probs == 1, inf, t2)
+    t2 = npusim.where(p.probs == 1, 0.0, t2)
+    return t1 + t2
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p, q):
+    t = p.probs * (p.logits - q.logits)
+    t = npusim.where((q.probs == 0).expand_as(t), inf, t)
+    t = npusim.where((p.probs == 0).expand_as(t), 0.0, t)
+    return t.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    rate_ratio = q.rate / p.rate
+    t1 = -rate_ratio.log()
+    return t1 + rate_ratio - 1
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    result = kl_divergence(p.base_dist, q.base_dist)
+    return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with\
+                          different event shapes cannot be computed")
+    half_term1 = (q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+                  - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
+    combined_batch_shape = npusim.broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2],
+                                                   p._unbroadcasted_scale_tril.shape[:-2])
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    p_scale_tril = p._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    term2 = _batch_trace_XXT(_solve_tril(q_scale_tril, p_scale_tril))  # tr(Sigma_q^-1 Sigma_p)
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    return half_term1 + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    var_ratio = (p.scale / q.scale).pow(2)
+    t1 = ((p.loc - q.loc) / q.scale).pow(2)
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return npusim.where((q.low > p.low) | (q.high < p.high), inf, result)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    t1 = -scale_ratio.log()
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * npusim.exp(-loc_abs_diff / p.scale)
+    return t1 + t2 + t3 - 1
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ct1 = p.scale / q.scale
+    ct2 = q.loc / q.scale
+    ct3 = p.loc / q.scale
+    t1 = -ct1.log() - ct2 + ct3
+    t2 = ct1 * euler_constant
+    t3 = npusim.exp(ct2 + (1 + ct1).lgamma() - ct3)
+    return t1 + t2 + t3 - (1 + euler_constant)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)

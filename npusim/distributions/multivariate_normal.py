@@ -1,0 +1,154 @@
+"""``MultivariateNormal(loc, covariance_matrix=None, precision_matrix=None, scale_tril=None)``."""
+from __future__ import annotations
+
+import math
+
+import npusim
+
+from . import constraints
+from .distribution import Distribution
+from .utils import _EMPTY_SIZE, _standard_normal, lazy_property
+
+__all__ = ["MultivariateNormal"]
+
+
+def _batch_mv(bmat, bvec):
+    """Batched matrix-vector product with broadcasting batch dims."""
+    return npusim.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+
+
+def _solve_tril(L, B):
+    """Solves ``L X = B`` for lower-triangular ``L`` (..., n, n) and ``B`` (..., n, k) by forward
+    substitution, broadcasting batch dims. Written with tensor ops (npusim has no ``solve_triangular``),
+    so it is differentiable in ``L`` and ``B``; n Python steps, meant for modest event sizes."""
+    n = L.shape[-1]
+    rows = []
+    for i in range(n):
+        acc = B[..., i, :]
+        if i:
+            prev = npusim.stack(rows, dim=-2)  # (..., i, k)
+            acc = acc - npusim.matmul(L[..., i:i + 1, :i], prev).squeeze(-2)
+        rows.append(acc / L[..., i, i].unsqueeze(-1))
+    return npusim.stack(rows, dim=-2)
+
+
+def _batch_mahalanobis(bL, bx):
+    """Squared Mahalanobis distance ``x^T (L L^T)^{-1} x`` = ``|L^{-1} x|^2``, broadcasting bL over bx."""
+    return _solve_tril(bL, bx.unsqueeze(-1)).squeeze(-1).pow(2).sum(-1)
+
+
+def _precision_to_scale_tril(P):
+    # the flip trick: chol of the flipped precision gives the inverse of a lower-triangular factor of P^-1
+    Lf = npusim.linalg.cholesky(npusim.flip(P, (-2, -1)))
+    L_inv = npusim.transpose(npusim.flip(Lf, (-2, -1)), -2, -1)
+    Id = npusim.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return _solve_tril(L_inv, Id.expand(L_inv.shape))
+
+
+class MultivariateNormal(Distribution):
+    """Multivariate normal parameterised by a mean and exactly one of covariance, precision or scale_tril."""
+
+    arg_constraints = {  # noqa: RUF012 - torch's class attribute
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
+        if scale_tril is not None:
+            if scale_tril.dim() < 2:
+                raise ValueError("scale_tril matrix must be at least two-dimensional, "
+                                 "with optional leading batch dimensions")
+            batch_shape = npusim.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
+            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
+        elif covariance_matrix is not None:
+            if covariance_matrix.dim() < 2:
+                raise ValueError("covariance_matrix must be at least two-dimensional, "
+                                 "with optional leading batch dimensions")
+            batch_shape = npusim.broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
+            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
+        else:
+            if precision_matrix.dim() < 2:
+                raise ValueError("precision_matrix must be at least two-dimensional, "
+                                 "with optional leading batch dimensions")
+            batch_shape = npusim.broadcast_shapes(precision_matrix.shape[:-2], loc.shape[:-1])
+            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
+        self.loc = loc.expand(batch_shape + (-1,))
+        event_shape = self.loc.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = npusim.linalg.cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = npusim.Size(batch_shape)
+        loc_shape = batch_shape + self.event_shape
+        cov_shape = batch_shape + self.event_shape + self.event_shape
+        new.loc = self.loc.expand(loc_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        if "covariance_matrix" in self.__dict__:
+            new.covariance_matrix = self.covariance_matrix.expand(cov_shape)
+        if "scale_tril" in self.__dict__:
+            new.scale_tril = self.scale_tril.expand(cov_shape)
+        if "precision_matrix" in self.__dict__:
+            new.precision_matrix = self.precision_matrix.expand(cov_shape)
+        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
+    def scale_tril(self):
+        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+
+    @lazy_property
+    def covariance_matrix(self):
+        return npusim.matmul(self._unbroadcasted_scale_tril, self._unbroadcasted_scale_tril.mT).expand(
+            self._batch_shape + self._event_shape + self._event_shape)
+
+    @lazy_property
+    def precision_matrix(self):
+        return npusim.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
+            self._batch_shape + self._event_shape + self._event_shape)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
+
+    def rsample(self, sample_shape=_EMPTY_SIZE):
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        diff = value - self.loc
+        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
+        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - half_log_det
+
+    def entropy(self):
+        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
+        if len(self._batch_shape) == 0:
+            return H
+        return H.expand(self._batch_shape)

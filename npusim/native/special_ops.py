@@ -1,0 +1,38 @@
+"""Kernels of the torch.special primitives (ndtr, log_ndtr, ndtri, erfcx, i0e, i1e, entr, xlog1py,
+zeta): integral inputs compute in the default float dtype, 16-bit floats through float32, as torch."""
+from __future__ import annotations
+
+from ..kernels import special_extra as SX
+from ..kernels.array_api import HALF_TYPES
+from . import binary as B
+from . import common as C
+from .math_ops import _float_family
+
+
+def _no_half(fn, kernel):
+    """torch's CPU kernels of erfcx, log_ndtr and ndtri take no 16-bit floats."""
+    def run(a, out=None):
+        if a.dtype in HALF_TYPES:
+            C.not_implemented(kernel, a.dtype)
+        return fn(a, out)
+    return run
+
+
+_UNARY = {"special_ndtr": SX.ndtr, "special_log_ndtr": _no_half(SX.log_ndtr, "log_ndtr_cpu"),
+          "special_ndtri": _no_half(SX.ndtri, "ndtri_cpu"), "special_erfcx": _no_half(SX.erfcx, "erfcx_cpu"), "special_i0e": SX.i0e, "special_i1e": SX.i1e, "special_entr": SX.entr}
+_BINARY = {"special_xlog1py": B._family(B._float_compute(SX.xlog1py)),
+           "special_zeta": B._family(B._float_compute(SX.zeta))}
+
+
+def _build():
+    t = {}
+    for name, fn in _UNARY.items():
+        t[name], t[f"{name}.out"], _ = _float_family(fn)
+    for name, (f, o, _) in _BINARY.items():
+        t[name] = t[f"{name}.other_scalar"] = t[f"{name}.self_scalar"] = f
+        t[f"{name}.out"] = t[f"{name}.self_scalar_out"] = t[f"{name}.other_scalar_out"] = o
+    return t
+
+
+KERNELS = _build()
+COMPOSITE_IMPLICIT: dict = {}
