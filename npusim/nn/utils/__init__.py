@@ -1,5 +1,5 @@
 """``npusim.nn.utils``: gradient clipping, parameter/vector conversion and packed sequences (``rnn``)."""
-from . import rnn  # noqa: F401
+from . import parametrizations, parametrize, rnn  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
