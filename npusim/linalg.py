@@ -12,7 +12,9 @@ from .core.tensor import _wrap_dim
 
 __all__ = ["vector_norm", "matrix_norm", "norm", "vecdot", "matmul", "cross", "det", "slogdet", "inv", "inv_ex",
            "solve", "solve_ex", "cholesky", "cholesky_ex", "qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv",
-           "matrix_rank", "matrix_power", "lstsq", "multi_dot", "LinAlgError"]
+           "matrix_rank", "matrix_power", "lstsq", "multi_dot", "LinAlgError", "solve_triangular", "lu_factor",
+           "lu_factor_ex", "lu", "lu_solve", "householder_product", "matrix_exp", "diagonal", "vander", "tensorinv",
+           "tensorsolve", "cond"]
 
 
 def _dims(dim):
@@ -219,3 +221,106 @@ def lstsq(A, B, rcond=None, *, driver=None):  # noqa: N803
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices (the first and last may be vectors)."""
     return _finish(aten.linalg_multi_dot.default(list(tensors)), out)
+
+
+# --- triangular solves, LU and the functions built on the decompositions -------------------------------------------
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):  # noqa: N803 - torch's names
+    """X with AX = B (XA = B when not ``left``) reading one triangle of A; batch dims broadcast."""
+    return _finish(aten.linalg_solve_triangular.default(A, B, upper=upper, left=left, unitriangular=unitriangular),
+                   out)
+
+
+def lu_factor(A, *, pivot=True, out=None):  # noqa: N803
+    """The packed LU factors and the 1-based int32 pivots of P A = L U; a zero pivot raises."""
+    return _named("linalg_lu_factor", aten.linalg_lu_factor.default(A, pivot=pivot), out)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):  # noqa: N803
+    return _named("linalg_lu_factor_ex", aten.linalg_lu_factor_ex.default(A, pivot=pivot, check_errors=check_errors),
+                  out)
+
+
+def lu(A, *, pivot=True, out=None):  # noqa: N803
+    """P, L, U with A = P L U."""
+    return _named("linalg_lu", aten.linalg_lu.default(A, pivot=pivot), out)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):  # noqa: N803
+    """X with AX = B from the output of ``lu_factor`` (XA = B when not ``left``, A^T when ``adjoint``)."""
+    return _finish(aten.linalg_lu_solve.default(LU, pivots, B, left=left, adjoint=adjoint), out)
+
+
+def householder_product(A, tau, *, out=None):  # noqa: N803
+    """The first n columns of the product of the Householder reflectors stored in A and tau."""
+    return _finish(aten.linalg_householder_product.default(A, tau), out)
+
+
+def matrix_exp(A):  # noqa: N803
+    return aten.linalg_matrix_exp.default(A)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):  # noqa: N803
+    """The diagonals of the matrices (a view), over the last two dims by default."""
+    return aten.diagonal.default(A, offset, dim1, dim2)
+
+
+def vander(x, *, N=None):  # noqa: N803
+    """The Vandermonde matrices [1, x, x^2, ..., x^(N-1)] of the vectors in ``x``'s last dim."""
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: Expected x to have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    # the running products of [1, x, x, ...], as torch computes them (so integer inputs stay integer)
+    ones = aten.ones_like.default(aten.unsqueeze.default(x, -1))
+    rest = aten.expand.default(aten.unsqueeze.default(x, -1), list(x.shape) + [n - 1])
+    return aten.cumprod.default(aten.cat.default([ones, rest], -1), -1)
+
+
+def tensorinv(A, ind=2, *, out=None):  # noqa: N803
+    """The inverse of A seen as a matrix of the first ``ind`` dims by the rest, reshaped to rest + first."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    shape = list(A.shape)
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return _finish(inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind]), out)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):  # noqa: N803
+    """X with tensordot(A, X, X.ndim) = B (``dims`` of A moved to the end first)."""
+    if dims is not None:
+        rest = [d for d in range(A.dim()) if d not in [_wrap_dim(x, A.dim()) for x in dims]]
+        A = A.permute(rest + [_wrap_dim(x, A.dim()) for x in dims])
+    shape = list(A.shape)
+    rows = math.prod(B.shape)
+    cols = math.prod(shape[B.dim():])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {cols} != {rows}")
+    x = solve(A.reshape(rows, cols), B.reshape(rows))
+    return _finish(x.reshape(shape[B.dim():]), out)
+
+
+def cond(A, p=None, *, out=None):  # noqa: N803
+    """The condition number in the ``p`` norm (None or 2: largest over smallest singular value; 'fro', 'nuc',
+    1, -1, inf, -inf: norm(A) norm(A^-1), inf for a singular matrix). Real ``p`` only."""
+    if p is not None and p not in ("fro", "nuc", 1, -1, 2, -2, math.inf, -math.inf):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p:g}" if not isinstance(p, str) else
+                           f"linalg.cond got an invalid norm type: {p}")
+    if A.dim() < 2:
+        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+    if p is None or p in (2, -2):
+        s = svdvals(A)
+        hi, lo = s.amax(-1), s.amin(-1)
+        return _finish(lo / hi if p == -2 else hi / lo, out)
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={p if isinstance(p, str) else f'{p:g}'}): A must be batches of square "
+                           f"matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    inverse, info = inv_ex(A)
+    r = matrix_norm(A, p) * matrix_norm(inverse, p)
+    singular = aten.gt.Scalar(info, 0)
+    return _finish(aten.where.self(singular, aten.full_like.default(r, math.inf), r), out)

@@ -7,7 +7,7 @@ from .ops_namespace import aten
 from .tensor import Tensor
 
 __all__ = ["det", "logdet", "slogdet", "inverse", "pinverse", "matrix_power", "cholesky", "cholesky_solve",
-           "cholesky_inverse", "qr", "svd"]
+           "cholesky_inverse", "qr", "svd", "triangular_solve", "lu", "lu_solve", "orgqr", "matrix_exp"]
 
 _NAMED = {
     "slogdet": ("sign", "logabsdet"), "linalg_slogdet": ("sign", "logabsdet"),
@@ -15,6 +15,8 @@ _NAMED = {
     "linalg_cholesky_ex": ("L", "info"), "linalg_qr": ("Q", "R"), "qr": ("Q", "R"),
     "linalg_eigh": ("eigenvalues", "eigenvectors"), "linalg_svd": ("U", "S", "Vh"), "svd": ("U", "S", "V"),
     "linalg_lstsq": ("solution", "residuals", "rank", "singular_values"),
+    "triangular_solve": ("solution", "cloned_coefficient"), "linalg_lu_factor": ("LU", "pivots"),
+    "linalg_lu_factor_ex": ("LU", "pivots", "info"), "linalg_lu": ("P", "L", "U"), "lu_unpack": ("P", "L", "U"),
 }
 NAMED_TUPLES = {name: return_types._make(name, fields) for name, fields in _NAMED.items()}
 
@@ -79,5 +81,40 @@ def svd(input, some=True, compute_uv=True):  # noqa: A002
     return NAMED_TUPLES["svd"](*aten.svd.default(input, some, compute_uv))
 
 
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):  # noqa: A002, N803
+    _check(input, "triangular_solve")
+    return NAMED_TUPLES["triangular_solve"](*aten.triangular_solve.default(input, A, upper, transpose, unitriangular))
+
+
+def lu(A, pivot=True, get_infos=False):  # noqa: N803
+    """The packed LU factors and the pivots (and the infos when ``get_infos``); a singular matrix does not
+    raise."""
+    lu_, piv, info = aten.linalg_lu_factor_ex.default(A, pivot=pivot)
+    return (lu_, piv, info) if get_infos else (lu_, piv)
+
+
+def lu_solve(input, LU_data, LU_pivots):  # noqa: A002, N803
+    _check(input, "lu_solve")
+    return aten.lu_solve.default(input, LU_data, LU_pivots)
+
+
+def orgqr(input, tau):  # noqa: A002
+    _check(input, "orgqr")
+    return aten.orgqr.default(input, tau)
+
+
+def matrix_exp(input):  # noqa: A002
+    _check(input, "matrix_exp")
+    return aten.matrix_exp.default(input)
+
+
 for _name in __all__:
     setattr(Tensor, _name, globals()[_name])
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa: N803 - not a Tensor method
+    """P, L, U with A = P L U from the packed LU factors and pivots of ``linalg.lu_factor``."""
+    return NAMED_TUPLES["lu_unpack"](*aten.lu_unpack.default(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+__all__ += ["lu_unpack"]

@@ -13,7 +13,7 @@ from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, 
 from . import nn_norm_ops, nn_padding_ops, sorting
 from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, misc_ops, pool3d_ops
 from . import reduction_compositions, scan_ops, structure_compositions
-from . import special_ops
+from . import linalg_triangular_ops, special_ops
 from . import unary as U
 from . import views as V
 
@@ -115,7 +115,7 @@ def _build() -> dict:
     # families that keep their own table
     for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
                    nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_decompositions,
-                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops):
+                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops, linalg_triangular_ops):
         t.update(module.KERNELS)
     return t
 
@@ -136,7 +136,7 @@ COMPOSITE = {"_to_copy": F.to_copy}
 COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
 for _module in (U, product_compositions, distances, nn_activation_ops, nn_padding_ops, nn_dropout_ops,
                 nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_compositions, math_ops,
-                reduction_compositions, structure_compositions, inplace_view_ops):
+                reduction_compositions, structure_compositions, inplace_view_ops, linalg_triangular_ops):
     COMPOSITE_IMPLICIT.update(_module.COMPOSITE_IMPLICIT)
 # An op that decomposes has no backend kernel of its own: one would take the autograd key from the decomposition.
 for _name in COMPOSITE_IMPLICIT:

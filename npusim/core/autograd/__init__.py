@@ -2,7 +2,7 @@
 from . import api, formulas_elementwise, formulas_indexing, formulas_structure  # noqa: F401  (registers kernels)
 from . import formulas_linalg, formulas_math, formulas_misc, formulas_nn_activation, formulas_nn_conv  # noqa: F401
 from . import formulas_pool3d, formulas_scans  # noqa: F401
-from . import formulas_special  # noqa: F401
+from . import formulas_linalg_lu, formulas_special  # noqa: F401
 from .derivatives import register_nondifferentiable
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .api import backward, grad
