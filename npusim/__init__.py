@@ -57,6 +57,8 @@ from .core.autograd import (  # noqa: F401
 from . import autograd  # noqa: F401
 from . import linalg  # noqa: F401
 from . import special  # noqa: F401
+from .core.random_samplers_api import _sample_dirichlet, _standard_gamma, binomial, poisson  # noqa: F401
+from .core import random_samplers_api as _random_samplers_api
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from .core import parallel_config as _parallel_config, thread_pool as _thread_pool
@@ -104,7 +106,8 @@ def __getattr__(name):
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
            "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reduction_structure_api.__all__) \
-    + list(_linalg_functions.__all__) + list(_math_functions.__all__) + list(_misc_functions.__all__)
+    + list(_linalg_functions.__all__) + list(_math_functions.__all__) + list(_misc_functions.__all__) \
+    + list(_random_samplers_api.__all__)
 
 # torch's nn ops in the top-level namespace, the *_copy functions, then torch.<op>_ for every in-place
 # Tensor method bound by now (last: each binds only names npusim does not have yet)

@@ -1,4 +1,4 @@
-"""``Poisson(rate)``: log_prob, moments and validation; sampling is not available in npusim."""
+"""``Poisson(rate)``, sampled through ``npusim.poisson`` (inversion below rate 10, PTRS above)."""
 from __future__ import annotations
 
 from numbers import Number
@@ -44,9 +44,9 @@ class Poisson(ExponentialFamily):
         return new
 
     def sample(self, sample_shape=_EMPTY_SIZE):
-        raise NotImplementedError(
-            "Poisson.sample is not available: npusim has no Poisson sampler (torch.poisson); "
-            "only log_prob, mean, mode and variance are implemented")
+        shape = self._extended_shape(sample_shape)
+        with npusim.no_grad():
+            return npusim.poisson(self.rate.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -14,6 +14,7 @@ from . import nn_norm_ops, nn_padding_ops, sorting
 from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, misc_ops, pool3d_ops
 from . import reduction_compositions, scan_ops, structure_compositions
 from . import linalg_triangular_ops, special_ops
+from . import random_samplers
 from . import unary as U
 from . import views as V
 
@@ -115,7 +116,8 @@ def _build() -> dict:
     # families that keep their own table
     for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
                    nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_decompositions,
-                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops, linalg_triangular_ops):
+                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops, linalg_triangular_ops,
+                   random_samplers):
         t.update(module.KERNELS)
     return t
 
