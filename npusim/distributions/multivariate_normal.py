@@ -18,18 +18,8 @@ def _batch_mv(bmat, bvec):
 
 
 def _solve_tril(L, B):
-    """Solves ``L X = B`` for lower-triangular ``L`` (..., n, n) and ``B`` (..., n, k) by forward
-    substitution, broadcasting batch dims. Written with tensor ops (npusim has no ``solve_triangular``),
-    so it is differentiable in ``L`` and ``B``; n Python steps, meant for modest event sizes."""
-    n = L.shape[-1]
-    rows = []
-    for i in range(n):
-        acc = B[..., i, :]
-        if i:
-            prev = npusim.stack(rows, dim=-2)  # (..., i, k)
-            acc = acc - npusim.matmul(L[..., i:i + 1, :i], prev).squeeze(-2)
-        rows.append(acc / L[..., i, i].unsqueeze(-1))
-    return npusim.stack(rows, dim=-2)
+    """Solves ``L X = B`` for lower-triangular ``L`` (..., n, n) and ``B`` (..., n, k), broadcasting batch dims."""
+    return npusim.linalg.solve_triangular(L, B, upper=False)
 
 
 def _batch_mahalanobis(bL, bx):
