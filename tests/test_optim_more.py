@@ -535,3 +535,25 @@ def test_capturable_and_differentiable_are_not_supported(name):
             getattr(optim, name)([leaf([1.0])], **kw)
     with pytest.raises(NotImplementedError, match="fused=True is not supported"):
         optim.Adagrad([leaf([1.0])], fused=True)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam",
+                                  "ASGD", "Rprop"])
+def test_an_older_state_dict_gets_the_missing_options_and_tensor_step_counters(name):
+    # what an older version saved: no `maximize` option, and step counters as plain numbers
+    p = npusim.nn.Parameter(npusim.ones(3))
+    opt = getattr(npusim.optim, name)([p], lr=0.1)
+    p.grad = npusim.full((3,), 0.5)
+    opt.step()
+    saved = opt.state_dict()
+    del saved["param_groups"][0]["maximize"]
+    for per_param in saved["state"].values():
+        if "step" in per_param:
+            per_param["step"] = float(per_param["step"])
+    fresh = getattr(npusim.optim, name)([p], lr=0.1)
+    fresh.load_state_dict(saved)
+    assert fresh.param_groups[0]["maximize"] is False
+    for per_param in fresh.state.values():
+        if "step" in per_param:
+            assert isinstance(per_param["step"], npusim.Tensor) and per_param["step"].item() == 1.0
+    fresh.step()    # and it keeps working

@@ -51,14 +51,8 @@ class Adagrad(Optimizer):
         state["step"] = _tensor(0.0, dtype=_scalar_dtype())
         state["sum"] = _factories.full_like(p, self.defaults["initial_accumulator_value"])
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
-        self._step_counters_as_tensors()
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "fused": None}
+    _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, state_sums, state_steps):
         for p in group["params"]:

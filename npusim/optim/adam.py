@@ -56,17 +56,11 @@ class Adam(Optimizer):
         _check_unsupported(type(self).__name__, foreach=foreach, fused=fused, capturable=capturable,
                            differentiable=differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
-        self._step_counters_as_tensors()
+    _group_defaults = {
+        "amsgrad": False, "maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+        "decoupled_weight_decay": False, "fused": None
+    }
+    _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
         for p in group["params"]:

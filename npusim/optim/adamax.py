@@ -40,14 +40,8 @@ class Adamax(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("Adamax", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._step_counters_as_tensors()
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
         for p in group["params"]:

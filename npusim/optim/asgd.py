@@ -34,13 +34,11 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("ASGD", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0:

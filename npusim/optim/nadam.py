@@ -46,19 +46,17 @@ class NAdam(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("NAdam", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
+    _group_defaults = {"maximize": False, "foreach": None, "capturable": False, "differentiable": False,
+                       "decoupled_weight_decay": False}
+    _tensor_step_counters = True
+
     def __setstate__(self, state):
         super().__setstate__(state)
         for group in self.param_groups:
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
             for p in group["params"]:
                 p_state = self.state.get(p, [])
                 if len(p_state) != 0 and not isinstance(p_state["mu_product"], Tensor):
                     p_state["mu_product"] = _tensor(p_state["mu_product"], dtype=_scalar_dtype())
-        self._step_counters_as_tensors()
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
         for p in group["params"]:

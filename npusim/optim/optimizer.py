@@ -163,6 +163,11 @@ class Optimizer:
         defaults (dict): default values of the optimization options, used where a group does not set them.
     """
 
+    # set on unpickling where missing (torch's per-class __setstate__ defaults)
+    _group_defaults: dict = {}
+    # whether per-parameter "step" counters are tensors, which older checkpoints kept as numbers
+    _tensor_step_counters = False
+
     def __init__(self, params, defaults: dict) -> None:
         log_api_usage_once("python.optimizer")
         self.defaults = defaults
@@ -203,6 +208,12 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+        # options an optimizer pickled by an older version may lack, as each subclass lists them
+        for group in self.param_groups:
+            for key, value in self._group_defaults.items():
+                group.setdefault(key, value)
+        if self._tensor_step_counters:
+            self._step_counters_as_tensors()
 
     def _step_counters_as_tensors(self) -> None:
         """State loaded from old checkpoints kept ``step`` as a Python number; the update rules want a tensor."""

@@ -42,15 +42,11 @@ class RAdam(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("RAdam", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("capturable", False)
-        self._step_counters_as_tensors()
+    _group_defaults = {
+        "foreach": None, "maximize": False, "differentiable": False, "decoupled_weight_decay": False,
+        "capturable": False
+    }
+    _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps):
         for p in group["params"]:

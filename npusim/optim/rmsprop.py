@@ -35,16 +35,11 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("RMSprop", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._step_counters_as_tensors()
+    _group_defaults = {
+        "momentum": 0, "centered": False, "foreach": None, "maximize": False, "differentiable": False,
+        "capturable": False
+    }
+    _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, square_avgs, momentum_buffer_list, grad_avgs, state_steps):
         for p in group["params"]:

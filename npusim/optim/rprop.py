@@ -34,14 +34,8 @@ class Rprop(Optimizer):
         super().__init__(params, defaults)
         _check_unsupported("Rprop", foreach=foreach, capturable=capturable, differentiable=differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-        self._step_counters_as_tensors()
+    _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
+    _tensor_step_counters = True
 
     def _init_group(self, group, params, grads, prevs, step_sizes, state_steps):
         for p in group["params"]:
