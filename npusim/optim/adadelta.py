@@ -41,28 +41,18 @@ class Adadelta(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
     _tensor_step_counters = True
 
-    def _init_group(self, group, params_with_grad, grads, square_avgs, acc_deltas, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _tensor(0.0, dtype=_scalar_dtype())
-                state["square_avg"] = _factories.zeros_like(p)
-                state["acc_delta"] = _factories.zeros_like(p)
-            square_avgs.append(state["square_avg"])
-            acc_deltas.append(state["acc_delta"])
-            state_steps.append(state["step"])
+    def _init_group(self, group):
+        return self._gather(group, ("square_avg", "acc_delta", "step"), lambda p: {
+            "step": _tensor(0.0, dtype=_scalar_dtype()),
+            "square_avg": _factories.zeros_like(p), "acc_delta": _factories.zeros_like(p),
+        })
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            params_with_grad, grads, square_avgs, acc_deltas, state_steps = [], [], [], [], []
-            self._init_group(group, params_with_grad, grads, square_avgs, acc_deltas, state_steps)
+            params_with_grad, grads, square_avgs, acc_deltas, state_steps = self._init_group(group)
             adadelta(params_with_grad, grads, square_avgs, acc_deltas, state_steps, lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                      maximize=group["maximize"])

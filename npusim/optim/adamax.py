@@ -43,29 +43,19 @@ class Adamax(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
     _tensor_step_counters = True
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_infs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _tensor(0.0, dtype=_scalar_dtype())
-                state["exp_avg"] = _factories.zeros_like(p)
-                state["exp_inf"] = _factories.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_infs.append(state["exp_inf"])
-            state_steps.append(state["step"])
+    def _init_group(self, group):
+        return self._gather(group, ("exp_avg", "exp_inf", "step"), lambda p: {
+            "step": _tensor(0.0, dtype=_scalar_dtype()),
+            "exp_avg": _factories.zeros_like(p), "exp_inf": _factories.zeros_like(p),
+        })
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_infs, state_steps = [], [], [], [], []
+            params_with_grad, grads, exp_avgs, exp_infs, state_steps = self._init_group(group)
             beta1, beta2 = group["betas"]
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_infs, state_steps)
             adamax(params_with_grad, grads, exp_avgs, exp_infs, state_steps, eps=group["eps"], beta1=beta1,
                    beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss

@@ -58,32 +58,20 @@ class NAdam(Optimizer):
                 if len(p_state) != 0 and not isinstance(p_state["mu_product"], Tensor):
                     p_state["mu_product"] = _tensor(p_state["mu_product"], dtype=_scalar_dtype())
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                # step and mu_product live on the cpu, as torch keeps them when not capturable
-                state["step"] = _tensor(0.0, dtype=_scalar_dtype())
-                state["mu_product"] = _tensor(1.0, dtype=_scalar_dtype())
-                state["exp_avg"] = _factories.zeros_like(p)
-                state["exp_avg_sq"] = _factories.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            mu_products.append(state["mu_product"])
-            state_steps.append(state["step"])
+    def _init_group(self, group):
+        return self._gather(group, ("exp_avg", "exp_avg_sq", "mu_product", "step"), lambda p: {
+            # step and mu_product live on the cpu, as torch keeps them when not capturable
+            "step": _tensor(0.0, dtype=_scalar_dtype()), "mu_product": _tensor(1.0, dtype=_scalar_dtype()),
+            "exp_avg": _factories.zeros_like(p), "exp_avg_sq": _factories.zeros_like(p),
+        })
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = [], [], [], [], [], []
+            params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps = self._init_group(group)
             beta1, beta2 = group["betas"]
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps)
             nadam(params_with_grad, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps, beta1=beta1,
                   beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
                   momentum_decay=group["momentum_decay"], eps=group["eps"],

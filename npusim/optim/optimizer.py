@@ -215,6 +215,24 @@ class Optimizer:
         if self._tensor_step_counters:
             self._step_counters_as_tensors()
 
+    def _gather(self, group, keys, new_state):
+        """torch's ``_init_group``: the parameters of ``group`` that have a gradient, their gradients, and one
+        list per state entry named in ``keys``; ``new_state(p)`` gives the entries of a parameter seen first
+        (in torch's order, which its state_dict keeps)."""
+        params, grads = [], []
+        columns = [[] for _ in keys]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            params.append(p)
+            grads.append(p.grad)
+            state = self.state[p]
+            if len(state) == 0:
+                state.update(new_state(p))
+            for column, key in zip(columns, keys):
+                column.append(state[key])
+        return (params, grads, *columns)
+
     def _step_counters_as_tensors(self) -> None:
         """State loaded from old checkpoints kept ``step`` as a Python number; the update rules want a tensor."""
         for group in self.param_groups:

@@ -48,29 +48,19 @@ class RAdam(Optimizer):
     }
     _tensor_step_counters = True
 
-    def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _tensor(0.0, dtype=_scalar_dtype())
-                state["exp_avg"] = _factories.zeros_like(p)
-                state["exp_avg_sq"] = _factories.zeros_like(p)
-            exp_avgs.append(state["exp_avg"])
-            exp_avg_sqs.append(state["exp_avg_sq"])
-            state_steps.append(state["step"])
+    def _init_group(self, group):
+        return self._gather(group, ("exp_avg", "exp_avg_sq", "step"), lambda p: {
+            "step": _tensor(0.0, dtype=_scalar_dtype()),
+            "exp_avg": _factories.zeros_like(p), "exp_avg_sq": _factories.zeros_like(p),
+        })
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps = [], [], [], [], []
+            params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps = self._init_group(group)
             beta1, beta2 = group["betas"]
-            self._init_group(group, params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps)
             radam(params_with_grad, grads, exp_avgs, exp_avg_sqs, state_steps, beta1=beta1, beta2=beta2,
                   lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
                   decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])

@@ -37,30 +37,21 @@ class Rprop(Optimizer):
     _group_defaults = {"foreach": None, "maximize": False, "differentiable": False, "capturable": False}
     _tensor_step_counters = True
 
-    def _init_group(self, group, params, grads, prevs, step_sizes, state_steps):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _tensor(0.0, dtype=_scalar_dtype())
-                state["prev"] = _factories.zeros_like(p)
-                state["step_size"] = _factories.full_like(p.grad, _get_value(_to_scalar(group["lr"])))
-            prevs.append(state["prev"])
-            step_sizes.append(state["step_size"])
-            state_steps.append(state["step"])
+    def _init_group(self, group):
+        lr = _get_value(_to_scalar(group["lr"]))
+        return self._gather(group, ("prev", "step_size", "step"), lambda p: {
+            "step": _tensor(0.0, dtype=_scalar_dtype()), "prev": _factories.zeros_like(p),
+            "step_size": _factories.full_like(p.grad, lr),
+        })
 
     @_use_grad_for_differentiable
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the model and returns the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            params, grads, prevs, step_sizes, state_steps = [], [], [], [], []
+            params, grads, prevs, step_sizes, state_steps = self._init_group(group)
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            self._init_group(group, params, grads, prevs, step_sizes, state_steps)
             rprop(params, grads, prevs, step_sizes, state_steps, step_size_min=step_size_min,
                   step_size_max=step_size_max, etaminus=etaminus, etaplus=etaplus, maximize=group["maximize"])
         return loss
