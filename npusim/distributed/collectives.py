@@ -303,6 +303,18 @@ def _check_list_for_root(op_name, tensors, is_root: bool, arg: str, role: str) -
         raise ValueError(f"Argument ``{arg}`` must NOT be specified on non-{role} ranks.")
 
 
+def _check_root_list(op_name: str, kind: str, tensors, tensor, n: int) -> None:
+    """The root's list of gather/scatter: one tensor per rank, each the size of ``tensor``, on its device."""
+    if len(tensors) != n:
+        raise RuntimeError(f"{op_name}: Incorrect {kind} list size {len(tensors)}. {kind.capitalize()} list size "
+                           f"should be {n}, same as size of the process group.")
+    for i, t in enumerate(tensors):
+        if t.numel() != tensor.numel():
+            raise RuntimeError(f"{op_name}: invalid tensor size at index {i} (expected {tuple(tensor.shape)}, got "
+                               f"{tuple(t.shape)})")
+    _check_same_device(op_name, tensor, tensors)
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Gather ``tensor`` of every rank into ``gather_list`` on rank ``dst`` (global rank 0 by default)."""
     _check_single_tensor(tensor, "tensor")
@@ -320,14 +332,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     _check_list_for_root("gather", gather_list, is_root, "gather_list", "destination")
     n = pg.size()
     if is_root:
-        if len(gather_list) != n:
-            raise RuntimeError(f"gather: Incorrect output list size {len(gather_list)}. Output list size should be "
-                               f"{n}, same as size of the process group.")
-        for i, t in enumerate(gather_list):
-            if t.numel() != tensor.numel():
-                raise RuntimeError(f"gather: invalid tensor size at index {i} (expected {tuple(tensor.shape)}, got "
-                                   f"{tuple(t.shape)})")
-        _check_same_device("gather", tensor, gather_list)
+        _check_root_list("gather", "output", gather_list, tensor, n)
     backend = pg._get_backend(tensor.device)
     _agree(pg, "gather", f"gather(dst={root}, {_desc(tensor)})")
     src, _ = _buffer(tensor)
@@ -363,14 +368,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     _check_list_for_root("scatter", scatter_list, is_root, "scatter_list", "source")
     n = pg.size()
     if is_root:
-        if len(scatter_list) != n:
-            raise RuntimeError(f"scatter: Incorrect input list size {len(scatter_list)}. Input list size should be "
-                               f"{n}, same as size of the process group.")
-        for i, t in enumerate(scatter_list):
-            if t.numel() != tensor.numel():
-                raise RuntimeError(f"scatter: invalid tensor size at index {i} (expected {tuple(tensor.shape)}, got "
-                                   f"{tuple(t.shape)})")
-        _check_same_device("scatter", tensor, scatter_list)
+        _check_root_list("scatter", "input", scatter_list, tensor, n)
     backend = pg._get_backend(tensor.device)
     _agree(pg, "scatter", f"scatter(src={root}, {_desc(tensor)})")
     out, own = _buffer(tensor)
