@@ -154,6 +154,17 @@ class Distribution:
                 f"of the distribution {self!r}, "
                 f"but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, names, _instance=None):
+        """torch's ``expand`` for a distribution of class ``cls`` whose attributes ``names`` (tensors or inner
+        distributions) all expand to the new batch shape."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = npusim.Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(
