@@ -62,7 +62,7 @@ for _n in ("isnan", "isinf", "isfinite", "relu"):
     globals()[_n] = _unary(_n, has_out=False)
 
 
-def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False):
+def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False, export=True):
     op_name = op_name or name
     f = _ov(op_name, functional[0])
     fo = _ov(op_name, out)
@@ -77,13 +77,12 @@ def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}(input, other, *, out=None) -> Tensor"
-    return _export(fn)
+    return _export(fn) if export else fn
 
 
 mul = _binary("mul")
 multiply = _binary("multiply", op_name="mul")
-_remainder = _binary("remainder", out="Tensor_out")
-__all__.remove("remainder")     # the public one, below, also takes a number first
+_remainder = _binary("remainder", out="Tensor_out", export=False)   # the public one, below, also takes a number first
 
 
 @_export
