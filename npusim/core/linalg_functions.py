@@ -3,6 +3,7 @@ plus the named tuples of the decompositions."""
 from __future__ import annotations
 
 from . import return_types
+from .functional import _check_input as _check
 from .ops_namespace import aten
 from .tensor import Tensor
 
@@ -19,11 +20,6 @@ _NAMED = {
     "linalg_lu_factor_ex": ("LU", "pivots", "info"), "linalg_lu": ("P", "L", "U"), "lu_unpack": ("P", "L", "U"),
 }
 NAMED_TUPLES = {name: return_types._make(name, fields) for name, fields in _NAMED.items()}
-
-
-def _check(x, fname):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
 
 
 def det(input):  # noqa: A002 - torch's argument names

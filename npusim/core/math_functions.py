@@ -4,6 +4,7 @@ xlogy, hypot, gcd, shifts...), plus the in-place spellings of existing ops torch
 from __future__ import annotations
 
 from . import dtype as D
+from .functional import _check_input
 from .ops_namespace import aten
 from .tensor import Tensor
 
@@ -17,11 +18,6 @@ def _export(fn):
 
 def _type_name(x):
     return "Tensor" if isinstance(x, Tensor) else type(x).__name__
-
-
-def _check_input(x, fname, argname="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
 def _bad_combination(fname, args, signatures):

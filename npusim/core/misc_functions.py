@@ -20,7 +20,7 @@ from . import dtype as D
 from . import promotion, return_types
 from .factories import from_numpy
 from .factories import tensor as _tensor
-from .functional import cat, cumprod, cumsum, hstack, mm, sort, stack, vstack, where
+from .functional import _check_input, cat, cumprod, cumsum, hstack, mm, sort, stack, vstack, where
 from .memory_format import contiguous_format
 from .ops_namespace import aten
 from .public_factories import arange, empty, linspace, ones, zeros
@@ -38,11 +38,6 @@ if not hasattr(return_types, "frexp"):
 def _export(fn):
     __all__.append(fn.__name__)
     return fn
-
-
-def _check_input(x, fname, argname="input", pos=1):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
 
 
 def _is_int(v):
