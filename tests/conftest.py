@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -36,6 +37,10 @@ def available_devices():
     devs = ["cpu"]
     if hasattr(npusim, "npu") and npusim.npu.is_available():
         devs.append("npu")
+    # NPUSIM_TEST_DEVICES=npu runs only the npu side of device-parametrised tests (the cuda-mode pass)
+    wanted = os.environ.get("NPUSIM_TEST_DEVICES")
+    if wanted:
+        devs = [d for d in devs if d in wanted.split(",")]
     return devs
 
 
