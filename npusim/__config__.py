@@ -69,7 +69,7 @@ def show() -> str:
     for info in _blas_libraries():
         lines.append(f"  - BLAS: {_blas_name(info)}")
     cupy = importlib.util.find_spec("cupy") is not None
-    lines.append(f"  - CuPy {_version('cupy') or _version('cupy-cuda12x') or ''}".rstrip() if cupy
+    lines.append(f"  - CuPy {_version('cupy') or _version('cupy-cuda13x') or _version('cupy-cuda12x') or ''}".rstrip() if cupy
                  else "  - CuPy: not installed (the npu runs as a NumPy emulation)")
     lines.append("  - Parallel backend: native thread pool (intra-op and inter-op pools in Python threads; NumPy "
                  "releases the GIL in its loops)")

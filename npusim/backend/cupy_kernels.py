@@ -4,11 +4,12 @@ The generic kernels (written once against the array namespace) already run on
 CuPy arrays; these replace a handful where one fused GPU pass beats a chain of
 array calls: ``add`` with ``alpha`` (x + alpha*y without a temporary),
 ``sigmoid``, ``gelu`` (exact and tanh) and the 2-norm of a whole tensor (one
-reduction of squares). Each kernel is declared in a few lines
-(ElementwiseKernel / ReductionKernel), built once when the runtime starts in
-cuda mode (CuPy compiles on first use and caches the binary), and takes only
-the plain case: float16/32/64 C-contiguous inputs on one device; anything else
-goes to the generic kernel, which owns type promotion and errors.
+reduction of squares). Each kernel is declared in a few lines through
+``npusim.kernels.cuda_registry`` (which the compile check walks), built once
+when the runtime starts in cuda mode (CuPy compiles on first use and caches
+the binary), and takes only the plain case: float16/32/64 C-contiguous inputs
+on one device; anything else goes to the generic kernel, which owns type
+promotion and errors.
 
 ``HotKernels`` registers the generic kernels of these overloads on a library
 of their own at import, and swaps in the CuPy versions when the runtime
@@ -19,6 +20,7 @@ from __future__ import annotations
 import math
 
 from ..core.tensor import Tensor
+from ..kernels import cuda_registry as cuda
 from ..library import Library
 from ..native import common as C
 
@@ -30,6 +32,32 @@ template <typename T> struct npusim_opmath { typedef float type; };
 template <> struct npusim_opmath<double> { typedef double type; };
 """
 _FLOATS = ("float16", "float32", "float64")
+# alpha has a fixed type: CuPy binds a placeholder only from array arguments. It travels as a double and the
+# kernel narrows it to the opmath type, as torch converts alpha to opmath_t.
+_ALPHA = cuda.numpy_scalar("float64")
+
+ADD_ALPHA = cuda.elementwise(
+    "npusim_add_alpha", "T x, T y, float64 alpha", "T z",
+    "typedef typename npusim_opmath<T>::type A; z = (T)((A)x + (A)alpha * (A)y);",
+    preamble=_PREAMBLE, dtypes=_FLOATS, calls=[(cuda.ARRAY, cuda.ARRAY, _ALPHA)])
+SIGMOID = cuda.elementwise(
+    "npusim_sigmoid", "T x", "T y",
+    "typedef typename npusim_opmath<T>::type A; y = (T)(A(1) / (A(1) + exp(-(A)x)));",
+    preamble=_PREAMBLE, dtypes=_FLOATS, calls=[(cuda.ARRAY,)])
+GELU = cuda.elementwise(
+    "npusim_gelu", "T x", "T y",
+    "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
+    f"y = (T)(A(0.5) * v * (A(1) + erf(v * A({math.sqrt(0.5)!r}))));",
+    preamble=_PREAMBLE, dtypes=_FLOATS, calls=[(cuda.ARRAY,)])
+GELU_TANH = cuda.elementwise(
+    "npusim_gelu_tanh", "T x", "T y",
+    "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
+    f"A inner = A({math.sqrt(2.0 / math.pi)!r}) * (v + A(0.044715) * v * v * v); "
+    "y = (T)(A(0.5) * v * (A(1) + tanh(inner)));",
+    preamble=_PREAMBLE, dtypes=_FLOATS, calls=[(cuda.ARRAY,)])
+# float32/float64 only: CuPy accumulates in the input type
+L2NORM = cuda.reduction("npusim_l2norm", "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0",
+                        dtypes=("float32", "float64"), calls=[(cuda.ARRAY,)])
 
 
 def _plain(a) -> bool:
@@ -37,33 +65,19 @@ def _plain(a) -> bool:
 
 
 class _Built:
-    """The CuPy kernels, declared once."""
+    """The CuPy kernels of the declarations above."""
 
     def __init__(self, cupy):
-        ek, rk = cupy.ElementwiseKernel, cupy.ReductionKernel
-        self.add_alpha = ek("T x, T y, S alpha", "T z",
-                            "typedef typename npusim_opmath<T>::type A; z = (T)((A)x + (A)alpha * (A)y);",
-                            "npusim_add_alpha", preamble=_PREAMBLE)
-        self.sigmoid = ek("T x", "T y",
-                          "typedef typename npusim_opmath<T>::type A; y = (T)(A(1) / (A(1) + exp(-(A)x)));",
-                          "npusim_sigmoid", preamble=_PREAMBLE)
-        self.gelu = ek("T x", "T y",
-                       "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
-                       f"y = (T)(A(0.5) * v * (A(1) + erf(v * A({math.sqrt(0.5)!r}))));",
-                       "npusim_gelu", preamble=_PREAMBLE)
-        self.gelu_tanh = ek("T x", "T y",
-                            "typedef typename npusim_opmath<T>::type A; A v = (A)x; "
-                            f"A inner = A({math.sqrt(2.0 / math.pi)!r}) * (v + A(0.044715) * v * v * v); "
-                            "y = (T)(A(0.5) * v * (A(1) + tanh(inner)));",
-                            "npusim_gelu_tanh", preamble=_PREAMBLE)
-        # float32/float64 only: CuPy accumulates in the input type
-        self.l2norm = rk("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "npusim_l2norm")
+        self.add_alpha = cuda.build(ADD_ALPHA, cupy)
+        self.sigmoid = cuda.build(SIGMOID, cupy)
+        self.gelu = cuda.build(GELU, cupy)
+        self.gelu_tanh = cuda.build(GELU_TANH, cupy)
+        self.l2norm = cuda.build(L2NORM, cupy)
 
 
 def specialised(generic: dict, cupy) -> dict:
     """CuPy versions of HOT_OPS that fall back to ``generic[name]`` outside their plain case."""
     k = _Built(cupy)
-    np_alpha = {"float16": cupy.float32, "float32": cupy.float32, "float64": cupy.float64}
     g_add, g_sigmoid = generic["add.Tensor"], generic["sigmoid"]
     g_gelu, g_norm = generic["gelu"], generic["linalg_vector_norm"]
 
@@ -72,7 +86,7 @@ def specialised(generic: dict, cupy) -> dict:
                 and other.__class__ is Tensor and self._device is other._device):
             a, b = self._a, other._a
             if a.dtype == b.dtype and _plain(a) and _plain(b) and a.shape == b.shape:
-                return C.make(k.add_alpha(a, b, np_alpha[a.dtype.name](alpha)), self._device)
+                return C.make(k.add_alpha(a, b, cupy.float64(alpha)), self._device)
         return g_add(self, other, alpha)
 
     def sigmoid(self):

@@ -92,7 +92,7 @@ class NcclBackend(CollectiveBackend):
         super().__init__(options.group_rank, options.group_size, seconds_of(options.timeout))
         self._nccl = _nccl_module()
         if self._nccl is None:
-            raise RuntimeError("the nccl backend needs CuPy built with NCCL (pip install cupy-cuda12x) and an "
+            raise RuntimeError("the nccl backend needs CuPy built with NCCL (pip install -e '.[gpu]': CuPy 14 for CUDA 13) and an "
                                "NVIDIA GPU; use backend='mpi' otherwise")
         if _npu_mode() != "cuda":
             raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found! The npu runs in "
