@@ -237,6 +237,16 @@ def test_raw_stream_is_philox4x64_10_as_numpys_c_generator():
         assert np.array_equal(KR.raw_uint64(np, key, counter, n), ref)
 
 
+def test_raw_stream_carries_past_the_low_counter_word_as_numpys():
+    # blocks whose low counter word wraps continue in the second word (NumPy's counter is 256-bit)
+    for counter in (2 ** 64 - 3, 2 ** 64 - 2, 2 ** 64 - 1):
+        bg = np.random.Philox(key=np.array([7, 0], dtype=np.uint64),
+                              counter=np.array([counter, 0, 0, 0], dtype=np.uint64))
+        expected = bg.random_raw(24)
+        assert np.array_equal(KR.raw_uint64_reference(7, counter, 24), expected)
+        assert np.array_equal(KR.raw_uint64(np, 7, counter, 24), expected)
+
+
 def test_large_draws_split_in_chunks_over_threads_give_the_sequential_bits(monkeypatch):
     n = (1 << 20) + 13
     draws = {name: fn for name, fn in {

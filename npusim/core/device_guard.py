@@ -471,6 +471,7 @@ def _wrapper_factory(op, typ):
     taken = {"_fn", "_cur", "_switch", "_slow", "_sync", "_i", "_r"}
     env = {}
     first = None
+    device_arg = None
     for a in schema.arguments:
         n = _pyname(a.name)
         if n in taken:
@@ -484,20 +485,25 @@ def _wrapper_factory(op, typ):
         else:
             params.append(n)
         call_args.append(f"{_pyname(a.name)}={n}" if a.kwarg_only else n)
-        if first is None and a.type.base in ("Tensor", "Device"):
+        if first is None and a.type.base == "Tensor":
             first = (n, a.type)
+        if device_arg is None and a.type.base == "Device":
+            device_arg = n
     args_tuple = "(" + "".join(c + ", " for c in call_args if "=" not in c) + ")"
     kw_dict = "{" + ", ".join(f"{c.split('=')[0]!r}: {c.split('=')[1]}" for c in call_args if "=" in c) + "}"
     call = ", ".join(call_args)
     if first is None:
         lookup = ["_i = None"]
-    elif first[1].base == "Device":
-        lookup = [f"_i = _slow(({first[0]},), {{}})"]
     else:
         # the first tensor decides, as torch's device_of(self); a number or a cpu tensor there: look further
         attr = f"{first[0]}[0]._device.index" if first[1].is_list else f"{first[0]}._device.index"
         lookup = ["try:", f"    _i = {attr}", "except (AttributeError, IndexError, TypeError):", "    _i = None",
                   "if _i is None:", f"    _i = _slow({args_tuple}, {kw_dict})"]
+    if device_arg is not None:
+        # an op that creates a tensor runs on the device it creates it on (torch's
+        # DeviceGuard(device_or_default(device))); without a device argument, the tensors decide
+        lookup = [f"_i = _slow(({device_arg},), {{}}) if {device_arg} is not None else None",
+                  "if _i is None:"] + ["    " + line for line in lookup]
     body = lookup + [
         "if _i is None or _i == _cur():",
         f"    _r = _fn({call})",

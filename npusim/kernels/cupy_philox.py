@@ -1,10 +1,14 @@
 """The Philox4x64-10 stream on a GPU: one CUDA thread per counter block.
 
 Mirrors ``philox.philox4x64_reference`` (and so NumPy's C Philox): block ``b``
-of a draw starting at counter ``c`` is philox(c + 1 + b, (key, 0)), and its four
-words are values 4b..4b+3. The kernel is compiled once, on first use.
+of a draw starting at counter ``c`` is philox(c + 1 + b, (key, 0)), the counter
+a 256-bit number (a wrapped low word carries into the next), and its four
+words are values 4b..4b+3. The kernel is declared through ``cuda_registry``
+and compiled once, on first use.
 """
 from __future__ import annotations
+
+from . import cuda_registry as cuda
 
 _SOURCE = r"""
 extern "C" __global__
@@ -13,7 +17,9 @@ void philox4x64_raw(unsigned long long key, unsigned long long counter, unsigned
     unsigned long long b = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     unsigned long long nblocks = (n + 3) / 4;
     if (b >= nblocks) return;
-    unsigned long long c0 = counter + 1 + b, c1 = 0, c2 = 0, c3 = 0;
+    unsigned long long c0 = counter + 1 + b, c2 = 0, c3 = 0;
+    // the counter is NumPy's 256-bit one: a low word that wraps carries into the next word
+    unsigned long long c1 = c0 < counter ? 1ULL : 0ULL;
     unsigned long long k0 = key, k1 = 0;
     const unsigned long long M0 = 0xD2E7470EE14C6C93ULL, M1 = 0xCA5A826395121157ULL;
     const unsigned long long W0 = 0x9E3779B97F4A7C15ULL, W1 = 0xBB67AE8584CAA73BULL;
@@ -33,6 +39,9 @@ void philox4x64_raw(unsigned long long key, unsigned long long counter, unsigned
 }
 """
 
+_WORD = cuda.numpy_scalar("uint64")    # each scalar goes as a NumPy uint64: a 64-bit unsigned parameter
+PHILOX_RAW = cuda.raw("philox4x64_raw", _SOURCE, calls=[(_WORD, _WORD, _WORD, cuda.array_of("uint64"))])
+
 _kernel = None
 
 
@@ -41,7 +50,7 @@ def philox_raw(key: int, counter: int, n: int):
     global _kernel
     import cupy
     if _kernel is None:
-        _kernel = cupy.RawKernel(_SOURCE, "philox4x64_raw")
+        _kernel = cuda.build(PHILOX_RAW, cupy)
     out = cupy.empty(n, dtype=cupy.uint64)
     if n:
         nblocks = (n + 3) // 4

@@ -25,18 +25,29 @@ def _int_zero_check(xp, b):
 
 
 def _xp(a, b=None):
-    if hasattr(a, "shape"):
-        return namespace_of(a)
-    return namespace_of(b) if b is not None and hasattr(b, "shape") else np
+    """The array module of the operands: a device array wins over a host 0-d array or a number."""
+    xa = namespace_of(a) if hasattr(a, "shape") else None
+    if xa is not None and xa is not np:
+        return xa
+    if b is not None and hasattr(b, "shape"):
+        xb = namespace_of(b)
+        if xb is not np:
+            return xb
+    return xa or np
+
+
+def _dtype(a, b):
+    """The computation dtype: the array operand's (callers hand in operands already promoted)."""
+    return a.dtype if hasattr(a, "dtype") else b.dtype
 
 
 def div_trunc(a, b, out=None):
     xp = _xp(a, b)
-    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    dt = _dtype(a, b)
     if is_integral(dt):
         _int_zero_check(xp, b)
         q = xp.floor_divide(a, b)
-        fix = (xp.remainder(a, b) != 0) & ((xp.asarray(a) < 0) != (xp.asarray(b) < 0))
+        fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
         r = xp.add(q, fix.astype(q.dtype), out=out)
         return as_array(r)
     return as_array(xp.trunc(xp.true_divide(a, b), out=out))
@@ -44,7 +55,7 @@ def div_trunc(a, b, out=None):
 
 def div_floor(a, b, out=None):
     xp = _xp(a, b)
-    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    dt = _dtype(a, b)
     if is_integral(dt):
         _int_zero_check(xp, b)
     return as_array(xp.floor_divide(a, b, out=out))
@@ -52,7 +63,7 @@ def div_floor(a, b, out=None):
 
 def remainder(a, b, out=None):
     xp = _xp(a, b)
-    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    dt = _dtype(a, b)
     if is_integral(dt):
         _int_zero_check(xp, b)
     return as_array(xp.remainder(a, b, out=out))
@@ -60,7 +71,7 @@ def remainder(a, b, out=None):
 
 def fmod(a, b, out=None):
     xp = _xp(a, b)
-    dt = a.dtype if hasattr(a, "dtype") else np.asarray(b).dtype
+    dt = _dtype(a, b)
     if is_integral(dt):
         _int_zero_check(xp, b)
     return as_array(xp.fmod(a, b, out=out))
@@ -70,7 +81,7 @@ def int_power(a, b, out=None):
     """torch.pow on integral arrays: a negative exponent gives 1 for base 1, +-1 for base -1, else 0."""
     xp = _xp(a, b)
     neg = b < 0
-    if not bool(neg.any()):
+    if xp is np and not neg.any():   # on a device the general path costs less than a host sync
         return as_array(xp.power(a, b, out=out))
     r = xp.power(a, xp.where(neg, 0, b).astype(b.dtype, copy=False))
     odd = xp.remainder(b, 2) != 0

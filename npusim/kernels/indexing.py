@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array_api import namespace_of
+from .array_api import is_float, namespace_of
 
 _INT64 = np.dtype(np.int64)
 _UINT8 = np.dtype(np.uint8)
@@ -101,10 +101,53 @@ def scatter_(a, dim, idx, src, reduce=None):
 def ufunc_at(ufunc, a, target, values):
     """``ufunc.at``: apply every (target, value) pair in order, duplicates included."""
     xp = namespace_of(a)
-    if xp is np or ufunc is xp.add:
+    if xp is np:
         ufunc.at(a, target, values)
+    elif ufunc is xp.add:
+        add_at(a, target, values)
     else:
         ufunc_at_in_rounds(ufunc, a, target, values)
+
+
+# CuPy's scatter-add (``cupy.add.at``) has atomics for these dtypes only
+_DEVICE_SCATTER_ADD = frozenset(np.dtype(c) for c in "iILQefd")
+
+
+def add_at(a, target, values):
+    """``a[target] += values`` with duplicate targets summed (``np.add.at``), for every dtype and array module.
+
+    On CuPy, dtypes without an atomic add take exact routes instead: bfloat16 accumulates in float32 and
+    rounds once (as torch's opmath does); integers and bool sum each run of equal targets with a cumulative
+    sum in int64 (whose wrap-around is the narrower dtype's wrap-around, mod 2^bits) and every duplicate
+    writes the same total, so the result does not depend on which write lands last. No host sync.
+    """
+    xp = namespace_of(a)
+    if xp is np or a.dtype in _DEVICE_SCATTER_ADD:
+        xp.add.at(a, target, values)
+        return
+    if is_float(a.dtype):
+        acc = a.astype(np.float32)
+        xp.add.at(acc, target, values.astype(np.float32) if hasattr(values, "astype") else values)
+        a[...] = acc.astype(a.dtype)
+        return
+    positions = xp.arange(a.size, dtype=_INT64).reshape(a.shape)[target]
+    vals = xp.asarray(values)
+    vals = (vals != 0) if a.dtype == np.bool_ else vals
+    vals = xp.broadcast_to(vals.astype(_INT64), positions.shape).reshape(-1)
+    positions = positions.reshape(-1)
+    if positions.size == 0:
+        return
+    order = xp.argsort(positions, kind="stable")
+    pos, v = positions[order], vals[order]
+    running = xp.cumsum(v)
+    first = xp.searchsorted(pos, pos, side="left")
+    last = xp.searchsorted(pos, pos, side="right") - 1
+    total = running[last] - running[first] + v[first]
+    where = xp.unravel_index(pos, a.shape)
+    if a.dtype == np.bool_:
+        a[where] = a[where] | (total != 0)
+    else:
+        a[where] = (a[where].astype(_INT64) + total).astype(a.dtype)
 
 
 def ufunc_at_in_rounds(ufunc, a, target, values):

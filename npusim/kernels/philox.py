@@ -111,15 +111,16 @@ def raw_uint64(xp, key: int, counter: int, n: int):
 
 # --- the specification, in NumPy (checked against NumPy's C generator in the tests) -----------------
 
-def philox4x64_reference(key: int, counters: np.ndarray) -> np.ndarray:
-    """Philox4x64-10 of each counter (low word only, other words 0) with key (key, 0): shape (n, 4).
+def philox4x64_reference(key: int, counters: np.ndarray, carries=None) -> np.ndarray:
+    """Philox4x64-10 of each counter with key (key, 0): shape (n, 4).
 
-    Pure NumPy, element-parallel: the formula the GPU kernel evaluates.
+    ``counters`` are the low counter words; ``carries`` (0 or 1 each, default 0) the second word, which
+    is 1 where the low word wrapped. Pure NumPy, element-parallel: the formula the GPU kernel evaluates.
     """
     m0, m1 = 0xD2E7470EE14C6C93, 0xCA5A826395121157
     w0, w1 = 0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B
     c0 = counters.astype(np.uint64)
-    c1 = np.zeros_like(c0)
+    c1 = np.zeros_like(c0) if carries is None else np.asarray(carries, dtype=np.uint64)
     c2 = np.zeros_like(c0)
     c3 = np.zeros_like(c0)
     k0, k1 = key & _MASK64, 0
@@ -148,8 +149,13 @@ def philox4x64_reference(key: int, counters: np.ndarray) -> np.ndarray:
 
 
 def raw_uint64_reference(key: int, counter: int, n: int) -> np.ndarray:
-    blocks = np.arange(counter + 1, counter + 1 + _blocks(n), dtype=np.uint64)
-    return philox4x64_reference(key, blocks).reshape(-1)[:n]
+    """``raw_uint64`` in pure NumPy; block counters past 2^64 - 1 carry into the second word, as NumPy's do."""
+    first = (counter & _MASK64) + 1
+    base = np.uint64(first & _MASK64)
+    with np.errstate(over="ignore"):
+        blocks = np.arange(_blocks(n), dtype=np.uint64) + base
+    carries = (blocks < base).astype(np.uint64) + np.uint64(first >> 64)
+    return philox4x64_reference(key, blocks, carries).reshape(-1)[:n]
 
 
 # --- device formulas: raw words -> values ------------------------------------------------------------

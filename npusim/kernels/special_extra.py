@@ -157,7 +157,8 @@ def i1e(a, out=None):
 
 def _pair(x, y):
     """(namespace, result dtype, x, y as float64 arrays): either operand may be a Python number."""
-    arr = x if hasattr(x, "dtype") and getattr(x, "ndim", None) is not None else y
+    # a NumPy scalar or number never decides the namespace: the array operand does
+    arr = x if hasattr(x, "dtype") and not isinstance(x, np.generic) else y
     xp = namespace_of(arr)
     return xp, arr.dtype, xp.asarray(x, dtype=np.float64), xp.asarray(y, dtype=np.float64)
 

@@ -496,7 +496,9 @@ def _pow_compute(self, exponent):
         af = a.astype(_F32) if hasattr(a, "astype") else np.float32(a)
         return _array(_call(np.power, af, b.astype(_F32))).astype(cd.np), cd, dev
     if not cd.is_floating_point:
-        return _array(_call(K.int_power, a if hasattr(a, "shape") else np.asarray(a, cd.np), b)), cd, dev
+        # a number base becomes a 0-d array on b's device (a host array there would mix memories)
+        base = a if hasattr(a, "shape") else C.namespace_of(b).full((), a, cd.np)
+        return _array(_call(K.int_power, base, b)), cd, dev
     return _array(_call(np.power, a, b)), cd, dev
 
 

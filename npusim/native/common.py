@@ -221,6 +221,8 @@ def write_out(out: Tensor, r):
     xp = namespace_of(o)
     if r.__class__ is not _ndarray:
         r = as_array(r)
+    if o.__class__ is not _ndarray and has_internal_overlap(o):
+        raise_overlap()
     try:
         xp.copyto(o, r, casting="unsafe")
     except ValueError as e:
@@ -237,10 +239,24 @@ def raise_overlap():
                        "memory location. Please clone() the tensor before performing the operation.")
 
 
+def has_internal_overlap(a) -> bool:
+    """torch's MemOverlap::Yes: a dim of size > 1 with stride 0 (an expanded view).
+
+    NumPy arrays say so with their read-only flag (set by expand); device arrays have no such flag, so
+    their strides are read instead."""
+    for n, s in zip(a.shape, a.strides):
+        if s == 0 and n > 1:
+            return True
+    return False
+
+
 def check_writable(t: Tensor):
     """Refuse in-place writes into broadcast views before computing anything."""
-    flags = t._a.flags
-    if not getattr(flags, "writeable", True):
+    a = t._a
+    if a.__class__ is _ndarray or isinstance(a, _ndarray):
+        if not a.flags.writeable:
+            raise_overlap()
+    elif has_internal_overlap(a):
         raise_overlap()
 
 

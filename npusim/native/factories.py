@@ -11,6 +11,7 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.device import CPU
+from ..core.device_guard import DeviceGuard
 from ..core.device_hooks import get_device_hooks, resolve_target_device
 from ..core.storage import array_address, array_root
 from ..core.ops_namespace import aten
@@ -160,6 +161,11 @@ def _like_factory(fill):
         hooks = None if dev is CPU else get_device_hooks(dev.type)
         if hooks is not None:
             hooks.check_allocation(self._a.size * dt.itemsize, dev)
+            if dev is not self._device:
+                # dispatched on self's device: the new array belongs on ``dev`` (torch's empty_like calls
+                # empty(), whose kernel runs under dev's guard)
+                with DeviceGuard(dev):
+                    return C.make(_like_array(xp, self, dt, memory_format, fill), dev)
         return C.make(_like_array(xp, self, dt, memory_format, fill), dev)
     return like
 
