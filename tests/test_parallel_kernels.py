@@ -12,6 +12,9 @@ import npusim
 from npusim.core import parallel_config, thread_pool
 from npusim.kernels import parallel as P
 
+# the emulation splits NumPy kernels over intra-op threads; a GPU has no such thing
+pytestmark = pytest.mark.emulation_only
+
 GRAIN = 1 << 12     # the tests split small arrays: the logic is the same at any grain size, and fast
 N = 3 * GRAIN + 77  # large enough to split, not a multiple of the chunk alignment
 

@@ -306,6 +306,8 @@ class ndarray:
     # -- indexing --
     def __getitem__(self, key):
         key = unwrap_index(key, self)
+        if any(isinstance(k, np.ndarray) for k in (key if isinstance(key, tuple) else (key,))):
+            check_device([self])     # advanced indexing runs a kernel
         r = self._np[key]
         if np.isscalar(r) or isinstance(r, np.generic):
             r = self._np[key + (Ellipsis,) if isinstance(key, tuple) else (key, Ellipsis)]
@@ -474,9 +476,12 @@ def call_numpy(fn, args, kwargs, inputs, name):
     uargs = [unwrap_operand(a) for a in args]
     ukw = {k: unwrap_operand(v) for k, v in kwargs.items()}
     arrs = arrays_in(list(args) + list(kwargs.values())) + [a for a in inputs if isinstance(a, ndarray)]
-    check_device(arrs)
     with np.errstate(all="ignore"):
         r = fn(*uargs, **ukw)
+    # a view (reshape, transpose, ...) launches nothing, so CuPy checks no device for it; anything else runs
+    # a kernel on the current device
+    if not (isinstance(r, np.ndarray) and any(a._np.size and np.may_share_memory(r, a._np) for a in arrs)):
+        check_device(arrs)
     return wrap_result(r, arrs)
 
 
