@@ -80,11 +80,70 @@ def test_set_device_index_bad_arguments(bad, err, message):
 
 @pytest.mark.oracle
 def test_device_type_mismatch_message_matches_torch(torch):
-    # torch checks the type against its own accelerator; on a cpu-only machine it has none
+    # torch checks the type against its own accelerator; on a cpu-only machine it has none. The statistics
+    # check the device only once the allocator exists (see the test below), so initialise it here
+    npu.init()
     ours = pytest.raises(ValueError, acc.memory_allocated, "cpu").value
     assert str(ours) == "cpu doesn't match the current accelerator npu."
     with pytest.raises(RuntimeError, match="^Cannot access accelerator device when none is available.$"):
         torch.accelerator.memory_allocated("cpu")
+
+
+MEMORY_FUNCTIONS = ("memory_stats", "memory_allocated", "max_memory_allocated", "memory_reserved",
+                    "max_memory_reserved", "reset_peak_memory_stats", "reset_accumulated_memory_stats",
+                    "get_memory_info")
+
+
+def _memory_outcomes(lib, initialise):
+    """Each memory function's answer to devices of other types, before and after the allocator starts."""
+    out = []
+    for initialised in (False, True):
+        if initialised:
+            initialise()
+        for name in MEMORY_FUNCTIONS:
+            for arg in ("cpu", "cuda:0", lib.device("cuda", 0)):
+                try:
+                    out.append(f"{initialised} {name} {arg}: OK {type(getattr(lib.accelerator, name)(arg)).__name__}")
+                except Exception as e:
+                    out.append(f"{initialised} {name} {arg}: {type(e).__name__}: {e}")
+    return out
+
+
+# torch's memory functions on a machine whose accelerator is an npu: its Python layer over stand-ins for the
+# hooks a backend provides (the allocator is initialised or not, with empty statistics)
+_TORCH_WITH_AN_NPU = """
+import torch
+torch.utils.rename_privateuse1_backend("npu")
+state = {"initialised": False}
+torch.accelerator.current_accelerator = lambda check_available=False: torch.device("npu")
+torch.accelerator.current_device_index = lambda: 0
+torch._C._accelerator_isAllocatorInitialized = lambda: state["initialised"]
+torch._C._accelerator_getDeviceStats = lambda index: {}
+torch._C._accelerator_resetPeakStats = torch._C._accelerator_resetAccumulatedStats = lambda index: None
+torch._C._accelerator_getMemoryInfo = lambda index: (0, 0)
+"""
+
+
+def _run(code):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPUSIM_")}
+    env["PYTHONPATH"] = str(ROOT)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.splitlines()
+
+
+@pytest.mark.oracle
+def test_memory_functions_check_the_device_type_as_torch_does(torch):
+    # before the allocator exists torch answers the statistics (0, {}, None) without looking at the device;
+    # get_memory_info always checks it. A fresh interpreter each: the npu must start uninitialised
+    probe = (f"MEMORY_FUNCTIONS = {MEMORY_FUNCTIONS!r}\n" + inspect.getsource(_memory_outcomes)
+             + "print('\\n'.join(_memory_outcomes(lib, initialise)))\n")
+    ours = _run("import npusim as lib\ninitialise = lib.npu.init\n" + probe)
+    theirs = _run(_TORCH_WITH_AN_NPU + "lib = torch\ninitialise = lambda: state.update(initialised=True)\n" + probe)
+    assert ours == theirs
+    assert "False memory_allocated cpu: OK int" in ours
+    assert "True memory_allocated cpu: ValueError: cpu doesn't match the current accelerator npu." in ours
+    assert "False get_memory_info cuda:0: ValueError: cuda doesn't match the current accelerator npu." in ours
 
 
 def test_synchronize_and_capability():

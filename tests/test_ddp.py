@@ -31,7 +31,10 @@ DDP_CHECKS = ["training_matches_single_process", "no_sync_accumulates", "unused_
 def jobs():
     if not HAS_MPI:
         pytest.skip("mpi4py and an MPI library are not installed (pip install 'npusim[distributed]')")
-    started = {n: Job(mpiexec_command(n, "ddp_check.py"), 120) for n in (2, 4)}
+    # a liveness bound only: the two jobs' six ranks start together and share the cores with whatever else
+    # runs, so their wall time grows with the load (a few seconds idle, about 20 under heavy load); a hang
+    # inside a collective is reported sooner, by the ranks' own group timeout
+    started = {n: Job(mpiexec_command(n, "ddp_check.py"), 600) for n in (2, 4)}
     yield started
     for job in started.values():
         job.kill()

@@ -40,8 +40,6 @@ CASES = [
     ("Rprop", dict(lr=0.01)),
     ("Rprop", dict(lr=0.01, etas=(0.3, 1.5), step_sizes=(1e-3, 0.02), maximize=True)),
 ]
-# torch's cpu sqrt is not correctly rounded, NumPy's is: these differ from torch by an ulp now and then
-SQRT_ROUNDING = ("Adadelta",)
 CASE_IDS = [f"{name}-{'-'.join(kw) or 'defaults'}" for name, kw in CASES]
 
 
@@ -346,16 +344,19 @@ def test_lbfgs_on_rosenbrock_matches_torch(torch, device, kw):
 
 @pytest.mark.oracle
 def test_same_operation_order_as_torch_bit_for_bit(torch):
-    """Against torch's scalar (non-fused) kernels, whole runs give identical bits, LBFGS included."""
+    """Against torch's scalar (non-fused) kernels, whole runs give identical bits, LBFGS included.
+
+    As in test_optim, torch's sqrt (MKL's, not correctly rounded) is replaced by a correctly rounded one.
+    """
     script = textwrap.dedent(f"""
         import sys, warnings
         warnings.simplefilter("ignore")
         sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
         import numpy as np, torch, npusim
+        from test_optim import IEEE_SQRT_FOR_TORCH
         from test_optim_more import CASES, LBFGS_CASES, run_lbfgs, run_steps, torch_steps
+        exec(IEEE_SQRT_FOR_TORCH)
         for name, kw in CASES:
-            if name in {SQRT_ROUNDING!r}:
-                continue
             p, _ = run_steps(name, kw, "cpu")
             tp, _ = torch_steps(torch, name, kw)
             assert np.array_equal(tp.detach().numpy(), p.detach().numpy()), (name, kw)
