@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.device import CPU
-from ..core.device_guard import DeviceGuard
+from ..core.device_guard import DeviceGuard, has_guard_impl
 from ..core.device_hooks import get_device_hooks, resolve_target_device
 from ..core.storage import array_address, array_root
 from ..core.ops_namespace import aten
@@ -161,7 +161,7 @@ def _like_factory(fill):
         hooks = None if dev is CPU else get_device_hooks(dev.type)
         if hooks is not None:
             hooks.check_allocation(self._a.size * dt.itemsize, dev)
-            if dev is not self._device:
+            if dev is not self._device and has_guard_impl(dev.type):
                 # dispatched on self's device: the new array belongs on ``dev`` (torch's empty_like calls
                 # empty(), whose kernel runs under dev's guard)
                 with DeviceGuard(dev):
