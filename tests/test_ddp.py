@@ -243,6 +243,7 @@ def test_sampler_matches_torch_without_shuffle(torch, size, replicas, drop_last)
 
 # --- NCCL (a GPU was lent) -------------------------------------------------------------------------------------
 @pytest.mark.gpu
+@pytest.mark.real_gpu
 def test_ddp_on_a_one_rank_nccl_group():
     dist.init_process_group("nccl", timeout=timedelta(seconds=60))
     try:

@@ -263,6 +263,24 @@ def test_registered_backend_serves_collectives(loopback, device):
     assert objs == [{"a": 1}]
 
 
+def test_collectives_run_on_the_tensors_device_not_the_current_one(loopback):
+    # ranks of one host use npu:rank without making it current; on a GPU an array op on a device that is not
+    # current fails, so each collective runs on its tensors' device, completion included
+    assert npusim.npu.device_count() >= 2 and npusim.npu.current_device() == 0
+    t = npusim.tensor([1.0, 3.0], device="npu:1")
+    dist.all_reduce(t, op=dist.ReduceOp.AVG, async_op=True).wait()
+    outputs = [npusim.zeros(2, 2, device="npu:1").t()]     # not contiguous: written back on completion
+    dist.all_gather(outputs, npusim.tensor([[5.0, 6.0], [7.0, 8.0]], device="npu:1"))
+    box = npusim.zeros(2, device="npu:1")
+    dist.isend(npusim.tensor([9.0, 10.0], device="npu:1"), dst=0, tag=1).wait()
+    dist.irecv(box, tag=1).wait()
+    assert npusim.npu.current_device() == 0
+    assert all(x.device == npusim.device("npu:1") for x in (t, outputs[0], box))
+    np.testing.assert_array_equal(host(t), [1.0, 3.0])
+    np.testing.assert_array_equal(host(outputs[0]), [[5.0, 6.0], [7.0, 8.0]])
+    np.testing.assert_array_equal(host(box), [9.0, 10.0])
+
+
 def test_work_api(loopback):
     t = npusim.ones(3)
     work = dist.all_reduce(t, async_op=True)
@@ -421,6 +439,7 @@ def test_destroy_ends_every_group(loopback):
 
 # --- NCCL (a GPU was lent) -------------------------------------------------------------------------------------
 @pytest.mark.gpu
+@pytest.mark.real_gpu
 def test_nccl_group_of_one_on_the_gpu():
     from npusim.distributed.nccl_backend import nccl_usable
     assert nccl_usable()
@@ -456,6 +475,7 @@ def test_nccl_group_of_one_on_the_gpu():
 
 
 @pytest.mark.gpu
+@pytest.mark.real_gpu
 def test_default_backend_picks_nccl_for_gpu_tensors():
     from npusim.distributed.backend import parse_backend_config
     assert parse_backend_config(None) == {"cpu": "mpi", "npu": "nccl"}

@@ -15,7 +15,7 @@ import numpy as np
 from ..core.tensor import Tensor
 from .process_group import resolve_group, to_group_rank, warn_not_in_group
 from .reduce_op import BITWISE_OPS, COMPLEX_OPS, RedOpType, ReduceOp, as_red_op
-from .work import Work, seconds_of
+from .work import Work, on_device, seconds_of
 
 _REAL_OF_COMPLEX = {"complex64": "float32", "complex128": "float64"}
 # bool reductions as reductions of 0/1 bytes
@@ -136,7 +136,8 @@ def _flat_like(array, count: int):
     return np.empty_like(array, shape=(count,))
 
 
-def _finish(work: Work, async_op: bool):
+def _finish(work: Work, async_op: bool, device):
+    work._device = device       # its completion writes into the tensors: on their device
     if async_op:
         return work
     work.wait()
@@ -153,16 +154,17 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         return None
     op = as_red_op(op)
     _check_reduction("all_reduce", tensor, op)
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "all_reduce", f"all_reduce({op.name}, {_desc(tensor)})")
-    buf, own = _buffer(tensor)
-    array, plain_op = _reducible(buf, op)
-    work = backend.allreduce(array, plain_op)
-    if op == RedOpType.AVG:
-        work.then(_divide(buf, pg.size()))
-    work.then(_written(tensor, buf, own))
-    work._result = [tensor]
-    return _finish(work, async_op)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "all_reduce", f"all_reduce({op.name}, {_desc(tensor)})")
+        buf, own = _buffer(tensor)
+        array, plain_op = _reducible(buf, op)
+        work = backend.allreduce(array, plain_op)
+        if op == RedOpType.AVG:
+            work.then(_divide(buf, pg.size()))
+        work.then(_written(tensor, buf, own))
+        work._result = [tensor]
+        return _finish(work, async_op, tensor.device)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -174,14 +176,15 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = to_group_rank(pg, src, group_src)
     _check_single_tensor(tensor, "tensor")
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "broadcast", f"broadcast(src={root}, {_desc(tensor)})")
-    buf, own = _buffer(tensor)
-    work = backend.broadcast(buf, root)
-    if pg.rank() != root:
-        work.then(_written(tensor, buf, own))
-    work._result = [tensor]
-    return _finish(work, async_op)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "broadcast", f"broadcast(src={root}, {_desc(tensor)})")
+        buf, own = _buffer(tensor)
+        work = backend.broadcast(buf, root)
+        if pg.rank() != root:
+            work.then(_written(tensor, buf, own))
+        work._result = [tensor]
+        return _finish(work, async_op, tensor.device)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -195,17 +198,18 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     _check_single_tensor(tensor, "tensor")
     op = as_red_op(op)
     _check_reduction("reduce", tensor, op)
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "reduce", f"reduce({op.name}, dst={root}, {_desc(tensor)})")
-    buf, own = _buffer(tensor)
-    array, plain_op = _reducible(buf, op)
-    work = backend.reduce(array, root, plain_op)
-    if pg.rank() == root:
-        if op == RedOpType.AVG:
-            work.then(_divide(buf, pg.size()))
-        work.then(_written(tensor, buf, own))
-    work._result = [tensor]
-    return _finish(work, async_op)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "reduce", f"reduce({op.name}, dst={root}, {_desc(tensor)})")
+        buf, own = _buffer(tensor)
+        array, plain_op = _reducible(buf, op)
+        work = backend.reduce(array, root, plain_op)
+        if pg.rank() == root:
+            if op == RedOpType.AVG:
+                work.then(_divide(buf, pg.size()))
+            work.then(_written(tensor, buf, own))
+        work._result = [tensor]
+        return _finish(work, async_op, tensor.device)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -225,20 +229,21 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
             raise RuntimeError(f"all_gather: invalid tensor size at index {i} (expected {tuple(tensor.shape)}, got "
                                f"{tuple(t.shape)})")
     _check_same_device("all_gather", tensor, tensor_list)
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "all_gather", f"all_gather({_desc(tensor)})")
-    src, _ = _buffer(tensor)
-    m = src.size
-    out = _flat_like(src, n * m)
-    work = backend.allgather(out, src)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "all_gather", f"all_gather({_desc(tensor)})")
+        src, _ = _buffer(tensor)
+        m = src.size
+        out = _flat_like(src, n * m)
+        work = backend.allgather(out, src)
 
-    def scatter_out():
-        for i, t in enumerate(tensor_list):
-            t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
-            t._bump_version()
-    work.then(scatter_out)
-    work._result = list(tensor_list)
-    return _finish(work, async_op)
+        def scatter_out():
+            for i, t in enumerate(tensor_list):
+                t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
+                t._bump_version()
+        work.then(scatter_out)
+        work._result = list(tensor_list)
+        return _finish(work, async_op, tensor.device)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -255,14 +260,15 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise RuntimeError(f"all_gather_into_tensor: output tensor size must be equal to world_size ({n}) times "
                            f"input tensor size ({input_tensor.numel()}), got {output_tensor.numel()}")
     _check_same_device("all_gather_into_tensor", input_tensor, [output_tensor])
-    backend = pg._get_backend(input_tensor.device)
-    _agree(pg, "all_gather_into_tensor", f"all_gather_into_tensor({_desc(input_tensor)})")
-    src, _ = _buffer(input_tensor)
-    out, own = _buffer(output_tensor)
-    work = backend.allgather(out, src)
-    work.then(_written(output_tensor, out, own))
-    work._result = [output_tensor]
-    return _finish(work, async_op)
+    with on_device(input_tensor.device):
+        backend = pg._get_backend(input_tensor.device)
+        _agree(pg, "all_gather_into_tensor", f"all_gather_into_tensor({_desc(input_tensor)})")
+        src, _ = _buffer(input_tensor)
+        out, own = _buffer(output_tensor)
+        work = backend.allgather(out, src)
+        work.then(_written(output_tensor, out, own))
+        work._result = [output_tensor]
+        return _finish(work, async_op, input_tensor.device)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -281,18 +287,19 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise RuntimeError(f"reduce_scatter_tensor: input tensor size must be equal to world_size ({n}) times "
                            f"output tensor size ({output.numel()}), got {input.numel()}")
     _check_same_device("reduce_scatter_tensor", input, [output])
-    backend = pg._get_backend(input.device)
-    _agree(pg, "reduce_scatter_tensor", f"reduce_scatter_tensor({op.name}, {_desc(input)})")
-    src, _ = _buffer(input)
-    out, own = _buffer(output)
-    src_array, plain_op = _reducible(src, op)
-    out_array, _ = _reducible(out, op)
-    work = backend.reduce_scatter(out_array, src_array, plain_op)
-    if op == RedOpType.AVG:
-        work.then(_divide(out, n))
-    work.then(_written(output, out, own))
-    work._result = [output]
-    return _finish(work, async_op)
+    with on_device(input.device):
+        backend = pg._get_backend(input.device)
+        _agree(pg, "reduce_scatter_tensor", f"reduce_scatter_tensor({op.name}, {_desc(input)})")
+        src, _ = _buffer(input)
+        out, own = _buffer(output)
+        src_array, plain_op = _reducible(src, op)
+        out_array, _ = _reducible(out, op)
+        work = backend.reduce_scatter(out_array, src_array, plain_op)
+        if op == RedOpType.AVG:
+            work.then(_divide(out, n))
+        work.then(_written(output, out, own))
+        work._result = [output]
+        return _finish(work, async_op, input.device)
 
 
 def _check_list_for_root(op_name, tensors, is_root: bool, arg: str, role: str) -> None:
@@ -333,20 +340,21 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     n = pg.size()
     if is_root:
         _check_root_list("gather", "output", gather_list, tensor, n)
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "gather", f"gather(dst={root}, {_desc(tensor)})")
-    src, _ = _buffer(tensor)
-    m = src.size
-    out = _flat_like(src, n * m) if is_root else None
-    work = backend.gather(out, src, root)
-    if is_root:
-        def scatter_out():
-            for i, t in enumerate(gather_list):
-                t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
-                t._bump_version()
-        work.then(scatter_out)
-        work._result = list(gather_list)
-    return _finish(work, async_op)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "gather", f"gather(dst={root}, {_desc(tensor)})")
+        src, _ = _buffer(tensor)
+        m = src.size
+        out = _flat_like(src, n * m) if is_root else None
+        work = backend.gather(out, src, root)
+        if is_root:
+            def scatter_out():
+                for i, t in enumerate(gather_list):
+                    t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
+                    t._bump_version()
+            work.then(scatter_out)
+            work._result = list(gather_list)
+        return _finish(work, async_op, tensor.device)
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -369,19 +377,20 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     n = pg.size()
     if is_root:
         _check_root_list("scatter", "input", scatter_list, tensor, n)
-    backend = pg._get_backend(tensor.device)
-    _agree(pg, "scatter", f"scatter(src={root}, {_desc(tensor)})")
-    out, own = _buffer(tensor)
-    source = None
-    if is_root:
-        source = _flat_like(out, n * out.size)
-        m = out.size
-        for i, t in enumerate(scatter_list):
-            source[i * m:(i + 1) * m] = t._a.reshape(-1)
-    work = backend.scatter(out, source, root)
-    work.then(_written(tensor, out, own))
-    work._result = [tensor]
-    return _finish(work, async_op)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        _agree(pg, "scatter", f"scatter(src={root}, {_desc(tensor)})")
+        out, own = _buffer(tensor)
+        source = None
+        if is_root:
+            source = _flat_like(out, n * out.size)
+            m = out.size
+            for i, t in enumerate(scatter_list):
+                source[i * m:(i + 1) * m] = t._a.reshape(-1)
+        work = backend.scatter(out, source, root)
+        work.then(_written(tensor, out, own))
+        work._result = [tensor]
+        return _finish(work, async_op, tensor.device)
 
 
 def _split_counts(op_name, t: Tensor, splits, n: int, which: str) -> list:
@@ -417,21 +426,22 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     send_counts = _split_counts("all_to_all_single", input, input_split_sizes, n, "input")
     recv_counts = _split_counts("all_to_all_single", output, output_split_sizes, n, "output")
     _check_same_device("all_to_all_single", input, [output])
-    backend = pg._get_backend(input.device)
-    _agree(pg, "all_to_all_single", f"all_to_all_single({input.device.type} {_dtype_name(input.dtype)})")
-    counts = pg._store.all_gather_ints(send_counts + recv_counts, _what(pg, "all_to_all_single"))
-    sends, recvs = counts[:, :n], counts[:, n:]
-    bad = np.argwhere(sends != recvs.T)
-    if bad.size:
-        i, j = (int(v) for v in bad[0])
-        raise RuntimeError(f"all_to_all_single: rank {i} sends {sends[i, j]} elements to rank {j}, but rank {j} "
-                           f"expects {recvs[j, i]} from rank {i} (check input_split_sizes and output_split_sizes)")
-    src, _ = _buffer(input)
-    out, own = _buffer(output)
-    work = backend.alltoall(out, src, recv_counts, send_counts)
-    work.then(_written(output, out, own))
-    work._result = [output]
-    return _finish(work, async_op)
+    with on_device(input.device):
+        backend = pg._get_backend(input.device)
+        _agree(pg, "all_to_all_single", f"all_to_all_single({input.device.type} {_dtype_name(input.dtype)})")
+        counts = pg._store.all_gather_ints(send_counts + recv_counts, _what(pg, "all_to_all_single"))
+        sends, recvs = counts[:, :n], counts[:, n:]
+        bad = np.argwhere(sends != recvs.T)
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            raise RuntimeError(f"all_to_all_single: rank {i} sends {sends[i, j]} elements to rank {j}, but rank {j} "
+                               f"expects {recvs[j, i]} from rank {i} (check input_split_sizes and output_split_sizes)")
+        src, _ = _buffer(input)
+        out, own = _buffer(output)
+        work = backend.alltoall(out, src, recv_counts, send_counts)
+        work.then(_written(output, out, own))
+        work._result = [output]
+        return _finish(work, async_op, input.device)
 
 
 # --- point to point -----------------------------------------------------------------------------------------
@@ -443,9 +453,10 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         warn_not_in_group("isend")
         return None
     peer = to_group_rank(pg, dst, group_dst)
-    backend = pg._get_backend(tensor.device)
-    buf, _ = _buffer(tensor)
-    return backend.send(buf, peer, tag)
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        buf, _ = _buffer(tensor)
+        return backend.send(buf, peer, tag)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -456,12 +467,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
         warn_not_in_group("irecv")
         return None
     peer = None if src is None and group_src is None else to_group_rank(pg, src, group_src)
-    backend = pg._get_backend(tensor.device)
-    buf, own = _buffer(tensor)
-    work = backend.recv(buf, peer, tag)
-    work.then(_written(tensor, buf, own))
-    work._result = [tensor]
-    return work
+    with on_device(tensor.device):
+        backend = pg._get_backend(tensor.device)
+        buf, own = _buffer(tensor)
+        work = backend.recv(buf, peer, tag)
+        work.then(_written(tensor, buf, own))
+        work._result = [tensor]
+        work._device = tensor.device
+        return work
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None) -> None:

@@ -17,6 +17,7 @@ from .collectives import (
 )
 from .process_group import resolve_group, warn_not_in_group
 from .reduce_op import RedOpType, ReduceOp, as_red_op
+from .work import on_device
 
 
 def _pack(tensors):
@@ -69,31 +70,32 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     first = input_tensor_list[0] if input_tensor_list else output_tensor_list[0] if output_tensor_list else None
     if first is None:      # two empty lists (a group has at least one rank, so this is the size error)
         agree_or_raise(pg, "all_to_all", "all_to_all()", problem)
-    backend, problem = _backend_for(pg, first, problem)
-    agree_or_raise(pg, "all_to_all", f"all_to_all({first.device.type} {_dtype_name(first.dtype)})", problem)
-    send_counts = [t.numel() for t in input_tensor_list]
-    recv_counts = [t.numel() for t in output_tensor_list]
-    counts = pg._store.all_gather_ints(send_counts + recv_counts, _what(pg, "all_to_all"))
-    sends, recvs = counts[:, :n], counts[:, n:]
-    bad = np.argwhere(sends != recvs.T)
-    if bad.size:
-        i, j = (int(v) for v in bad[0])
-        raise RuntimeError(f"all_to_all: rank {i} sends {sends[i, j]} elements to rank {j}, but rank {j} expects "
-                           f"{recvs[j, i]} from rank {i} (check the sizes of input_tensor_list and "
-                           f"output_tensor_list)")
-    src = _pack(input_tensor_list)
-    out = _flat_like(src, sum(recv_counts))
-    work = backend.alltoall(out, src, recv_counts, send_counts)
+    with on_device(first.device):
+        backend, problem = _backend_for(pg, first, problem)
+        agree_or_raise(pg, "all_to_all", f"all_to_all({first.device.type} {_dtype_name(first.dtype)})", problem)
+        send_counts = [t.numel() for t in input_tensor_list]
+        recv_counts = [t.numel() for t in output_tensor_list]
+        counts = pg._store.all_gather_ints(send_counts + recv_counts, _what(pg, "all_to_all"))
+        sends, recvs = counts[:, :n], counts[:, n:]
+        bad = np.argwhere(sends != recvs.T)
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            raise RuntimeError(f"all_to_all: rank {i} sends {sends[i, j]} elements to rank {j}, but rank {j} expects "
+                               f"{recvs[j, i]} from rank {i} (check the sizes of input_tensor_list and "
+                               f"output_tensor_list)")
+        src = _pack(input_tensor_list)
+        out = _flat_like(src, sum(recv_counts))
+        work = backend.alltoall(out, src, recv_counts, send_counts)
 
-    def unpack():
-        offset = 0
-        for t, count in zip(output_tensor_list, recv_counts):
-            t._a[...] = out[offset:offset + count].reshape(t._a.shape)
-            t._bump_version()
-            offset += count
-    work.then(unpack)
-    work._result = list(output_tensor_list)
-    return _finish(work, async_op)
+        def unpack():
+            offset = 0
+            for t, count in zip(output_tensor_list, recv_counts):
+                t._a[...] = out[offset:offset + count].reshape(t._a.shape)
+                t._bump_version()
+                offset += count
+        work.then(unpack)
+        work._result = list(output_tensor_list)
+        return _finish(work, async_op, first.device)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -128,18 +130,19 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
                 _check_same_device("reduce_scatter", output, input_list)
             except RuntimeError as e:
                 problem = e
-    backend, problem = _backend_for(pg, output, problem)
-    agree_or_raise(pg, "reduce_scatter", f"reduce_scatter({op.name}, {_desc(output)})", problem)
-    out, own = _buffer(output)
-    m = out.size
-    src = _flat_like(out, n * m)
-    for i, t in enumerate(input_list):
-        src[i * m:(i + 1) * m] = t._a.reshape(-1)
-    src_array, plain_op = _reducible(src, op)
-    out_array, _ = _reducible(out, op)
-    work = backend.reduce_scatter(out_array, src_array, plain_op)
-    if op == RedOpType.AVG:
-        work.then(_divide(out, n))
-    work.then(_written(output, out, own))
-    work._result = [output]
-    return _finish(work, async_op)
+    with on_device(output.device):
+        backend, problem = _backend_for(pg, output, problem)
+        agree_or_raise(pg, "reduce_scatter", f"reduce_scatter({op.name}, {_desc(output)})", problem)
+        out, own = _buffer(output)
+        m = out.size
+        src = _flat_like(out, n * m)
+        for i, t in enumerate(input_list):
+            src[i * m:(i + 1) * m] = t._a.reshape(-1)
+        src_array, plain_op = _reducible(src, op)
+        out_array, _ = _reducible(out, op)
+        work = backend.reduce_scatter(out_array, src_array, plain_op)
+        if op == RedOpType.AVG:
+            work.then(_divide(out, n))
+        work.then(_written(output, out, own))
+        work._result = [output]
+        return _finish(work, async_op, output.device)

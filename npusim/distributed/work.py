@@ -9,8 +9,10 @@ wait aborts the backend, so every later call on the group fails at once.
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from datetime import timedelta
 
+from ..core.device_guard import DeviceGuard, has_guard_impl
 from ..core.futures import Future
 from .errors import DistBackendError, DistError
 
@@ -23,6 +25,14 @@ def seconds_of(timeout) -> float:
     if isinstance(timeout, timedelta):
         return timeout.total_seconds()
     return float(timeout)
+
+
+def on_device(device):
+    """``device`` made current while a collective touches its tensors' arrays: an accelerator's array library
+    allocates on, and launches to, the current device (torch's collectives take a device guard likewise)."""
+    if device is None or device.type == "cpu" or not has_guard_impl(device):
+        return nullcontext()
+    return DeviceGuard(device)
 
 
 def poll_until(test, timeout_s: float, on_timeout) -> None:
@@ -57,6 +67,7 @@ class Work:
         self._done = False
         self._exception = None
         self._source = -1
+        self._device = None
 
     # --- for backends and the collectives layer ---------------------------------------------------------
     def _test(self) -> bool:
@@ -71,8 +82,9 @@ class Work:
     def _complete(self) -> None:
         self._done = True
         try:
-            for fn in self._then:
-                fn()
+            with on_device(self._device):
+                for fn in self._then:
+                    fn()
         except Exception as e:  # a check made on the received data (p2p header mismatch...)
             self._exception = e
         self._then = []

@@ -121,7 +121,7 @@ class LoopbackBackend(dist.CollectiveBackend):
         return self._done("all_to_all", output, input)
 
     def send(self, array, dst, tag):
-        self.mailbox.setdefault(tag, []).append(np.array(array, copy=True))
+        self.mailbox.setdefault(tag, []).append(array.copy())     # the array type of the device (NumPy or CuPy)
         return self._done("send", array)
 
     def recv(self, array, src, tag):

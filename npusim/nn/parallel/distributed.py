@@ -165,11 +165,13 @@ class _Reducer:
         bucket = self.bucket_of[i]
         slot = self.slot_of[i]
         start = bucket.offsets[slot]
-        view = bucket.buffer._a[start:start + self.params[i].numel()]
-        if grad is None:
-            view[...] = 0
-        elif grad is not self.views[i]:     # a bucket-view gradient is already in place
-            view[...] = grad._a.reshape(-1)
+        if grad is None or grad is not self.views[i]:     # a bucket-view gradient is already in place
+            with no_grad():     # tensor ops, not raw arrays: they run on the bucket's device whatever is current
+                view = bucket.buffer[start:start + self.params[i].numel()]
+                if grad is None:
+                    view.zero_()
+                else:
+                    view.copy_(grad.reshape(-1))
         bucket.pending -= 1
         if bucket.pending == 0:
             self._launch_ready_buckets()
@@ -265,8 +267,8 @@ class _Reducer:
         if p.grad is None:
             p.grad = flat.view(p.shape).clone()
         else:
-            p.grad._a[...] = flat._a.reshape(p.grad._a.shape)
-            p.grad._bump_version()
+            with no_grad():
+                p.grad.copy_(flat.view(p.grad.shape))
 
     def _drain(self):
         """Wait for the reductions already started (every rank started the same ones) and reset."""
@@ -408,8 +410,7 @@ class DistributedDataParallel(Module):
                 at = 0
                 for t in members:
                     n = t.numel()
-                    t._a[...] = flat._a[at:at + n].reshape(t._a.shape)
-                    t._bump_version()
+                    t.copy_(flat[at:at + n].view(t.shape))
                     at += n
 
     def _sync_module_states(self):
