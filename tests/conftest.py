@@ -1,8 +1,10 @@
 """Shared test configuration: markers that skip, device parametrisation, oracle helpers."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import re
 
 import numpy as np
 import pytest
@@ -18,6 +20,15 @@ def _gpu_usable() -> bool:
         return cupy.cuda.runtime.getDeviceCount() > 0
     except Exception:
         return False
+
+
+def _on_cupy_standin() -> bool:
+    """True when ``cupy`` is the test-only stand-in (its arrays live in host memory; no driver, NVML or NCCL)."""
+    try:
+        import cupy
+    except Exception:
+        return False
+    return hasattr(cupy, "_standin_counts")
 
 
 def _known_failures():
@@ -37,7 +48,14 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
     skip_oracle = pytest.mark.skip(reason="PyTorch is not installed: oracle comparisons skipped")
     gpu = None
+    standin = None
     for item in items:
+        if "real_gpu" in item.keywords:
+            if standin is None:
+                standin = _on_cupy_standin()
+            if standin:
+                item.add_marker(pytest.mark.skip(reason="needs what only a real NVIDIA GPU has (NVML, NCCL, the "
+                                                        "driver): the CuPy stand-in is on the path"))
         if "oracle" in item.keywords and not HAS_TORCH:
             item.add_marker(skip_oracle)
         if "gpu" in item.keywords:
@@ -89,3 +107,23 @@ def torch_on_one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def checked_on_device(device) -> bool:
+    """Whether index and target values on ``device`` are checked on the device and reported later instead of at
+    the op: the npu in cuda mode without NPUSIM_LAUNCH_BLOCKING (npusim/kernels/device_checks.py)."""
+    from npusim.kernels import device_checks
+    if device == "cpu" or device_checks.EAGER or not npusim.npu.is_available():
+        return False
+    from npusim.backend.runtime import runtime
+    return runtime.probe() == "cuda"
+
+
+@contextlib.contextmanager
+def reported_later(check):
+    """The body runs without an error; the device-side check named ``check`` fails when the flags are read."""
+    from npusim.kernels import device_checks
+    device_checks.pending()   # start from clear flags
+    yield
+    with pytest.raises(RuntimeError, match="device-side assert triggered: " + re.escape(check)):
+        device_checks.raise_pending()

@@ -174,6 +174,7 @@ def test_cuda_mode_falls_back_to_the_cuda_runtime_without_nvml(fake_cuda_mode, f
 # --- on a real GPU ----------------------------------------------------------------------------------------------
 
 @pytest.mark.gpu
+@pytest.mark.real_gpu
 def test_nvml_and_the_cuda_runtime_agree_on_a_gpu():
     from test_npu_device import output_of
     out = output_of("""
