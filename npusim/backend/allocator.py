@@ -1,4 +1,4 @@
-"""Device memory accounting: a caching allocator model for the emulated npu.
+"""Device memory accounting: the npu's caching allocator, a model in emulation and real in cuda mode.
 
 Every npu array is registered here when it is made and released when its
 storage dies. As in CUDA's caching allocator, allocated sizes round up to
@@ -14,6 +14,14 @@ cached segment is taken with one atomic ``list.pop``, and each event is
 appended to a log that the statistics fold in order (peaks included) when
 they are read, or every few thousand events. Only reserving new device memory
 (rare: the cache usually serves) takes the lock.
+
+In cuda mode the same allocator sits under CuPy (see ``memory.py``): each
+segment is real memory from CuPy's pool, handed to CuPy arrays through its
+allocator hook (``take``) and cached here when the array's memory is freed
+(``give_back``), keyed by size and stream as CUDA's caching allocator keys its
+blocks; storages log their bytes exactly as in emulation. ``reserved`` is then
+the device memory this allocator holds, and ``empty_cache`` returns it to the
+device.
 """
 from __future__ import annotations
 
@@ -82,14 +90,23 @@ def remove_allocation_observer(fn) -> None:
 
 
 class DeviceAllocator:
-    """The memory of one emulated device."""
+    """The memory of one npu device.
 
-    def __init__(self, index: int, capacity: int):
+    ``backing`` is None for an emulated device (segments are bookkeeping only). In cuda mode it gives real
+    memory: ``reserve(size)`` -> a block with ``.ptr`` (raises ``backing.OutOfMemory`` when the device cannot),
+    ``release()`` returns the blocks dropped from the cache to the device, ``free_bytes()`` is the device's
+    free memory.
+    """
+
+    def __init__(self, index: int, capacity: int, backing=None):
         self.index = index
         self.capacity = capacity
         self.limit = capacity           # set_per_process_memory_fraction lowers it
+        self.backing = backing
         self._lock = threading.Lock()
-        self._cache: dict[int, list] = {}   # segment size -> one entry per cached free segment
+        # emulation: segment size -> one None per cached free segment;
+        # cuda mode: (segment size, stream) -> the cached blocks (a block is reused only on its stream)
+        self._cache: dict = {}
         self._reserved = 0
         self._log: list[int] = []       # +requested bytes on malloc, -requested bytes on free, in order
         self.num_ooms = 0
@@ -136,6 +153,24 @@ class DeviceAllocator:
             for fn in _allocation_observers:
                 fn(self.index, -size)
 
+    # --- real segments (cuda mode): CuPy's allocator hook takes them, the memory's owner gives them back ----
+    def take(self, nbytes: int, stream):
+        """(segment size, block) of real memory for ``nbytes`` (> 0) on ``stream``; raises OutOfMemoryError."""
+        if nbytes <= _SMALL_LIMIT:
+            size = ((nbytes + 511) >> 9) << 9
+        else:
+            size = -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
+        try:
+            return size, self._cache[(size, stream)].pop()
+        except (KeyError, IndexError):
+            return size, self._reserve(size, nbytes)
+
+    def give_back(self, size: int, stream, block) -> None:
+        try:
+            self._cache[(size, stream)].append(block)
+        except KeyError:
+            self._cache.setdefault((size, stream), []).append(block)
+
     def _after_malloc(self, size: int) -> None:
         """The rare part of a malloc: fold a full log, tell the observers."""
         if len(self._log) >= _FOLD_EVERY:
@@ -145,22 +180,41 @@ class DeviceAllocator:
             fn(self.index, size)
 
     # --- reserving and releasing segments (under the lock) -------------------------------------
-    def _reserve(self, size, nbytes) -> None:
+    def _reserve(self, size, nbytes):
+        """Reserve a new segment (None in emulation, the real block in cuda mode); OutOfMemoryError if none fits."""
         with self._lock:
+            retried = False
             if self._reserved + size > self.limit:
+                retried = True
                 self.num_alloc_retries += 1
                 self._release_cache()
                 if self._reserved + size > self.limit:
                     self.num_ooms += 1
                     raise self._oom(nbytes)
+            block = None
+            backing = self.backing
+            if backing is not None:
+                try:
+                    block = backing.reserve(size)
+                except backing.OutOfMemory:
+                    if not retried:     # free the cache and try once more, as in the emulation
+                        self.num_alloc_retries += 1
+                        self._release_cache()
+                    try:
+                        block = backing.reserve(size)
+                    except backing.OutOfMemory:
+                        self.num_ooms += 1
+                        raise self._oom(nbytes) from None
             self._reserved += size
             pool = 1 if size <= _SMALL_LIMIT else 2
             self._bump(self.counters["reserved_bytes"], pool, size)
             self._bump(self.counters["segment"], pool, 1)
+            return block
 
     def _release_cache(self) -> None:
         c = self.counters
-        for size, cached in list(self._cache.items()):   # a concurrent free may add a size
+        for key, cached in list(self._cache.items()):   # a concurrent free may add a size
+            size = key[0] if key.__class__ is tuple else key
             count = 0
             while True:     # pop one by one: a concurrent malloc may take a segment meanwhile
                 try:
@@ -173,6 +227,8 @@ class DeviceAllocator:
                 self._reserved -= size * count
                 self._drop(c["reserved_bytes"], pool, size * count)
                 self._drop(c["segment"], pool, count)
+        if self.backing is not None:
+            self.backing.release()  # the dropped blocks sit in CuPy's pool until it frees them
 
     def empty_cache(self) -> None:
         with self._lock:
@@ -182,7 +238,8 @@ class DeviceAllocator:
         """Raise OutOfMemoryError now for a request of ``nbytes`` that cannot fit, without allocating.
 
         Kernels call it (through the device hooks) before NumPy makes a large result, so an
-        oversized request fails fast instead of first taking that much host memory.
+        oversized request fails fast instead of first taking that much host memory. Emulation only: in
+        cuda mode nothing is allocated before the request reaches ``take``.
         """
         if nbytes <= 0:
             return
@@ -263,6 +320,8 @@ class DeviceAllocator:
         self._fold()
         alloc = self.counters["allocated_bytes"][0][_CUR]
         free = max(self.limit - self._reserved, 0)
+        if self.backing is not None:    # other processes may hold some of a real device
+            free = min(free, self.backing.free_bytes())
         extra = ""
         if self.limit != self.capacity:
             extra = f" (this process may use {format_size(self.limit)} of it)"

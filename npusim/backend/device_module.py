@@ -281,25 +281,18 @@ def mem_get_info(device=None) -> tuple:
         with cupy.cuda.Device(idx):
             free, total = cupy.cuda.runtime.memGetInfo()
         return int(free), int(total)
-    a = _memory.emulated(idx)
+    a = _memory.allocator(idx)
     return max(a.limit - a.reserved, 0), a.capacity
 
 
 # --- memory statistics -------------------------------------------------------------------------------
+# One caching allocator per device in both modes (backend/allocator.py): in cuda mode its segments are CuPy's
+# memory, so the statistics, empty_cache and the per-process limit read and act the same.
 
 def memory_stats(device=None) -> dict:
     if not is_initialized():    # as torch.cuda: reading statistics never initialises the device
         return {}
-    idx = _index(device)
-    a = _memory.emulated(idx)
-    if a is not None:
-        return a.memory_stats()
-    w = _memory.watcher
-    with w.on(idx):
-        used, total = w.pool.used_bytes(), w.pool.total_bytes()
-    return {"allocated_bytes.all.current": used, "allocated_bytes.all.peak": w.peak_used[idx],
-            "reserved_bytes.all.current": total, "reserved_bytes.all.peak": w.peak_reserved[idx],
-            "num_ooms": w.num_ooms[idx]}
+    return _memory.allocator(_index(device)).memory_stats()
 
 
 def memory_allocated(device=None) -> int:
@@ -323,23 +316,13 @@ def max_memory_reserved(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     idx = _index(device)
     runtime.lazy_init()
-    a = _memory.emulated(idx)
-    if a is not None:
-        a.reset_peak()
-        return
-    w = _memory.watcher
-    with w.on(idx):
-        w.peak_used[idx], w.peak_reserved[idx] = w.pool.used_bytes(), w.pool.total_bytes()
+    _memory.allocator(idx).reset_peak()
 
 
 def reset_accumulated_memory_stats(device=None) -> None:
     idx = _index(device)
     runtime.lazy_init()
-    a = _memory.emulated(idx)
-    if a is not None:
-        a.reset_accumulated()
-    else:
-        _memory.watcher.num_ooms[idx] = 0
+    _memory.allocator(idx).reset_accumulated()
 
 
 def reset_max_memory_allocated(device=None) -> None:
@@ -350,11 +333,8 @@ def empty_cache() -> None:
     """Release cached, unused blocks on every device (tensors keep their memory)."""
     if not runtime.initialized:
         return
-    if _memory.allocators is not None:
-        for a in _memory.allocators:
-            a.empty_cache()
-    elif _memory.watcher is not None:
-        _memory.watcher.pool.free_all_blocks()
+    for a in _memory.allocators or ():
+        a.empty_cache()
 
 
 def set_per_process_memory_fraction(fraction, device=None) -> None:
@@ -365,12 +345,8 @@ def set_per_process_memory_fraction(fraction, device=None) -> None:
         raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
     idx = _index(device)
     runtime.lazy_init()
-    a = _memory.emulated(idx)
-    if a is not None:
-        a.limit = int(a.capacity * fraction)
-        return
-    total = mem_get_info(idx)[1]
-    _memory.watcher.limit[idx] = int(total * fraction)
+    a = _memory.allocator(idx)
+    a.limit = int(a.capacity * fraction)
 
 
 def _fmt_size(sz, pref):

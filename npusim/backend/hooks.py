@@ -5,11 +5,11 @@ import numpy as np
 
 from ..core.device_hooks import DeviceHooks
 from .runtime import runtime
-from .storage import storage_maker
+from .storage import cuda_storage_maker, storage_maker
 
 
 class NpuHooks(DeviceHooks):
-    """Device facts for core. In emulation every new array is accounted in the device's allocator."""
+    """Device facts for core. Every new array is accounted in the device's allocator."""
 
     def __init__(self, memory):
         self.memory = memory          # backend.memory.MemoryManager
@@ -44,13 +44,15 @@ class NpuHooks(DeviceHooks):
         return runtime.initialized
 
     def storage_factory(self, device):
-        alloc = self.memory.emulated(device.index)
-        if alloc is None:   # cuda mode: CuPy's pool does the accounting
+        alloc = self.memory.allocator(device.index)
+        if alloc is None:   # not initialised yet
             return None
-        return storage_maker(device, alloc, runtime)
+        if alloc.backing is None:
+            return storage_maker(device, alloc, runtime)
+        return cuda_storage_maker(device, alloc, runtime)
 
     def check_allocation(self, nbytes, device) -> None:
-        alloc = self.memory.emulated(device.index)
+        alloc = self.memory.emulated(device.index)     # in cuda mode CuPy's allocation itself fails cleanly
         if alloc is not None:
             alloc.check(nbytes)
 

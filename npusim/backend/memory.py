@@ -1,72 +1,94 @@
-"""Per-device memory: emulated allocators, or CuPy's pool watched for statistics on a GPU."""
+"""Per-device memory: one caching allocator per npu, over bookkeeping in emulation and CuPy's pool in cuda mode."""
 from __future__ import annotations
 
 import os
 import threading
 
-from .allocator import DeviceAllocator, OutOfMemoryError
+from .allocator import DeviceAllocator
 
 
-class _CupyPoolWatcher:
-    """Allocates through CuPy's default pool, keeps torch-style peaks and turns CuPy OOM into ours."""
+class _Lease:
+    """Owner of the memory behind one CuPy allocation: when CuPy frees it, the segment goes back to the cache."""
 
-    def __init__(self, count):
-        import cupy
+    __slots__ = ("alloc", "size", "stream", "block")
+
+    def __init__(self, alloc, size, stream, block):
+        self.alloc, self.size, self.stream, self.block = alloc, size, stream, block
+
+    def __del__(self):
+        self.alloc.give_back(self.size, self.stream, self.block)
+
+
+class _CupyDevice:
+    """The real memory of one GPU for its DeviceAllocator: blocks of CuPy's pool (the allocator does the caching,
+    so the pool is emptied whenever the allocator drops cached blocks)."""
+
+    def __init__(self, cupy, pool, index):
+        self.cupy, self.pool, self.index = cupy, pool, index
+        self.OutOfMemory = cupy.cuda.memory.OutOfMemoryError
+
+    def reserve(self, size):
+        with self.cupy.cuda.Device(self.index):
+            return self.pool.malloc(size)
+
+    def release(self) -> None:
+        with self.cupy.cuda.Device(self.index):
+            self.pool.free_all_blocks()
+
+    def free_bytes(self) -> int:
+        with self.cupy.cuda.Device(self.index):
+            return int(self.cupy.cuda.runtime.memGetInfo()[0])
+
+
+class _CupyAllocatorHook:
+    """CuPy's allocator (``cupy.cuda.set_allocator``) in cuda mode: every CuPy allocation takes a segment of the
+    npu allocator of the current device, on the current stream."""
+
+    def __init__(self, cupy, allocators):
         self.cupy = cupy
         self.pool = cupy.get_default_memory_pool()
-        self.peak_used = [0] * count
-        self.peak_reserved = [0] * count
-        self.num_ooms = [0] * count
-        self.limit = [None] * count
+        self.allocators = allocators
+        mem = cupy.cuda.memory
+        self._pointer, self._unowned = mem.MemoryPointer, mem.UnownedMemory
         cupy.cuda.set_allocator(self.malloc)
 
     def malloc(self, nbytes):
         cp = self.cupy
+        if nbytes <= 0:
+            return self.pool.malloc(0)     # no device memory
         dev = cp.cuda.runtime.getDevice()
-        limit = self.limit[dev]
-        if limit is not None and self.pool.total_bytes() + nbytes > limit:
-            self.pool.free_all_blocks()
-            if self.pool.total_bytes() + nbytes > limit:
-                self.num_ooms[dev] += 1
-                raise OutOfMemoryError(f"npu out of memory. Tried to allocate {nbytes} bytes beyond the "
-                                       f"per-process limit of {limit} bytes on npu {dev}.")
-        try:
-            mem = self.pool.malloc(nbytes)
-        except cp.cuda.memory.OutOfMemoryError as e:
-            self.num_ooms[dev] += 1
-            free, total = cp.cuda.runtime.memGetInfo()
-            raise OutOfMemoryError(
-                f"npu out of memory. Tried to allocate {nbytes} bytes. npu {dev} has a total capacity of {total} "
-                f"bytes of which {free} bytes are free. Of the allocated memory {self.pool.used_bytes()} bytes "
-                f"are allocated by npusim, and {self.pool.total_bytes() - self.pool.used_bytes()} bytes are "
-                f"reserved by npusim but unallocated. ({e})") from None
-        used, total = self.pool.used_bytes(), self.pool.total_bytes()
-        if used > self.peak_used[dev]:
-            self.peak_used[dev] = used
-        if total > self.peak_reserved[dev]:
-            self.peak_reserved[dev] = total
-        return mem
-
-    def on(self, index):
-        return self.cupy.cuda.Device(index)
+        stream = cp.cuda.get_current_stream().ptr
+        a = self.allocators[dev]
+        size, block = a.take(nbytes, stream)
+        return self._pointer(self._unowned(block.ptr, size, _Lease(a, size, stream, block), dev), 0)
 
 
 class MemoryManager:
     def __init__(self):
         self._lock = threading.Lock()
         self.allocators: list[DeviceAllocator] | None = None
-        self.watcher: _CupyPoolWatcher | None = None
+        self.cupy_hook: _CupyAllocatorHook | None = None
 
     def init(self, runtime) -> None:
         n = runtime.device_count()
         if runtime.mode == "emulation":
             self.allocators = [DeviceAllocator(i, runtime.config.device_memory) for i in range(n)]
-        else:
-            self.watcher = _CupyPoolWatcher(n)
+            return
+        import cupy
+        pool = cupy.get_default_memory_pool()
+        self.allocators = [DeviceAllocator(i, int(cupy.cuda.runtime.getDeviceProperties(i)["totalGlobalMem"]),
+                                           _CupyDevice(cupy, pool, i)) for i in range(n)]
+        self.cupy_hook = _CupyAllocatorHook(cupy, self.allocators)
 
-    def emulated(self, index) -> DeviceAllocator | None:
+    def allocator(self, index) -> DeviceAllocator | None:
+        """The allocator of npu ``index`` (None before the npu initialises)."""
         a = self.allocators
         return a[index] if a is not None else None
+
+    def emulated(self, index) -> DeviceAllocator | None:
+        """The allocator of npu ``index`` when it is emulated (early capacity checks apply only there)."""
+        a = self.allocators
+        return a[index] if a is not None and self.cupy_hook is None else None
 
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()

@@ -25,7 +25,7 @@ _MAX_STACK = 64
 
 class _Record:
     __slots__ = ("id", "name", "scope", "overload_name", "thread", "tid", "start_ns", "end_ns", "parent",
-                 "has_children", "shapes", "stack", "seq_nr", "device_index", "mem_self", "mem_before",
+                 "has_children", "shapes", "stack", "seq_nr", "device_index", "mem_self",
                  "k_start", "k_end")
 
     def __init__(self):
@@ -86,7 +86,7 @@ class Collector:
         self._ids = itertools.count(1)
         self._handle = None
         self._timer = None
-        self._mem_mode = None               # "observer" (emulation) or "delta" (GPU)
+        self._observing = False             # profile_memory: the npu allocator reports to _on_alloc
         self.t0_ns = 0
         self.wall0_ns = 0
 
@@ -95,19 +95,14 @@ class Collector:
         import time
         self.t0_ns = perf_counter_ns()
         self.wall0_ns = time.time_ns()
-        if self.npu or self.profile_memory:
+        if self.npu:
             from ..backend.runtime import runtime
-            cuda = runtime.probe() == "cuda"
-            if self.npu:
-                from .device_timing import CupyTimer, EmulatedTimer
-                self._timer = CupyTimer() if cuda else EmulatedTimer()
-            if self.profile_memory:
-                if cuda:
-                    self._mem_mode = "delta"
-                else:
-                    from ..backend.allocator import add_allocation_observer
-                    self._mem_mode = "observer"
-                    add_allocation_observer(self._on_alloc)
+            from .device_timing import CupyTimer, EmulatedTimer
+            self._timer = CupyTimer() if runtime.probe() == "cuda" else EmulatedTimer()
+        if self.profile_memory:     # the same allocator accounts npu memory in both modes
+            from ..backend.allocator import add_allocation_observer
+            self._observing = True
+            add_allocation_observer(self._on_alloc)
         cb = _rf.RecordFunctionCallback(self._enter, self._exit).needs_inputs(True)
         self._handle = _rf.add_thread_local_callback(cb)
 
@@ -115,10 +110,10 @@ class Collector:
         if self._handle is not None:
             _rf.remove_callback(self._handle)
             self._handle = None
-        if self._mem_mode == "observer":
+        if self._observing:
             from ..backend.allocator import remove_allocation_observer
             remove_allocation_observer(self._on_alloc)
-        self._mem_mode = None
+        self._observing = False
         if self._timer is not None:
             self._timer.finish(self.records)
 
@@ -149,8 +144,6 @@ class Collector:
         rec.stack = _python_stack() if self.with_stack else None
         npu = fn.keyset & _NPU_BIT
         rec.device_index = _npu_index(fn.inputs, 0) if npu else -1
-        if npu and self._mem_mode == "delta":
-            rec.mem_before = self._allocated(rec.device_index)
         stack.append(rec)
         rec.start_ns = perf_counter_ns()
         if npu and self._timer is not None:
@@ -173,11 +166,6 @@ class Collector:
                     rec.k_start = None      # a composite op: its children launched the kernels
                 else:
                     self._timer.after(rec)
-            if self._mem_mode == "delta":
-                delta = self._allocated(rec.device_index) - rec.mem_before
-                rec.mem_self += delta
-                if rec.parent is not None:
-                    rec.parent.mem_self -= delta   # the parent's own delta includes this one
         self.records.append(rec)
 
     # --- memory ---------------------------------------------------------------------------------------------
@@ -186,11 +174,6 @@ class Collector:
         if stack:
             stack[-1].mem_self += nbytes
         self.memory.append((perf_counter_ns(), device_index, nbytes, tid))
-
-    @staticmethod
-    def _allocated(index: int) -> int:
-        from ..backend.device_module import memory_allocated
-        return memory_allocated(index)
 
     # --- results ----------------------------------------------------------------------------------------------
     def events(self, cpu: bool, npu: bool) -> EventList:
