@@ -146,6 +146,14 @@ def test_out_refuses_inputs_that_share_its_memory(device):
     np.testing.assert_array_equal(host(x), [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5])
 
 
+def test_empty_tensors_take_in_place_writes_and_outs(device):
+    # an empty tensor shares no element with itself (CuPy gives empty arrays zero strides), as torch says
+    x = npusim.zeros(0, 3, device=device)
+    x.add_(1).lerp_(npusim.ones(0, 3, device=device), 0.5).mul_(2)
+    npusim.cat([x, x], out=npusim.empty(0, 3, device=device))
+    assert x.shape == (0, 3) and x._version == 3
+
+
 def test_out_overlapping_a_strided_input_still_gets_the_right_values(device):
     x = npusim.arange(12.0, device=device)
     want = np.concatenate([host(x)[:3], host(x)[::2]])

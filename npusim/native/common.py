@@ -243,7 +243,9 @@ def has_internal_overlap(a) -> bool:
     """torch's MemOverlap::Yes: a dim of size > 1 with stride 0 (an expanded view).
 
     NumPy arrays say so with their read-only flag (set by expand); device arrays have no such flag, so
-    their strides are read instead."""
+    their strides are read instead; an empty array has no element to share (CuPy gives it zero strides)."""
+    if a.size == 0:
+        return False
     for n, s in zip(a.shape, a.strides):
         if s == 0 and n > 1:
             return True
