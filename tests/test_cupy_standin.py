@@ -48,6 +48,27 @@ with cupy.cuda.Device(1):
     b = cupy.ones(3)
 raises(ValueError, lambda: b + 1, "Array device must be same as the current device")
 assert a.T.get(order="C").flags.c_contiguous                   # get() does not keep strides
+
+# launches from several host threads at once each see their own blockIdx/threadIdx (as each GPU launch does)
+import threading
+iota = cupy.RawKernel(r"""extern "C" __global__ void iota(unsigned int n, unsigned int* out) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    out[i] = 0;
+    for (int k = 0; k < 64; ++k) out[i] += 1;   // a write that may alias the indices: they are read again
+    out[i] += blockIdx.x * blockDim.x + threadIdx.x - 64;
+}""", "iota")
+bad = []
+def launch():
+    for _ in range(20):
+        out = cupy.empty(20000, dtype=cupy.uint32)
+        iota((79,), (256,), (np.uint32(20000), out))
+        if not (out.get() == np.arange(20000)).all():
+            bad.append(1)
+threads = [threading.Thread(target=launch) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert not bad, f"{len(bad)} launches from threads wrote wrong indices"
 print("ok")
 '''
 

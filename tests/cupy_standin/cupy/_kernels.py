@@ -46,7 +46,8 @@ _PRELUDE = r"""
 using namespace std;
 typedef _Float16 float16;
 struct npusim_standin_dim3 { unsigned int x, y, z; };
-static npusim_standin_dim3 blockIdx, threadIdx, blockDim, gridDim;
+// one set per host thread: ctypes releases the GIL, and launches from two threads must not share them
+static thread_local npusim_standin_dim3 blockIdx, threadIdx, blockDim, gridDim;
 #define __global__
 #define __device__
 #define __host__
