@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..core.device import PRIVATEUSE1, device, privateuse1_backend_name
 from ..core.device_guard import DeviceGuardImplInterface
+from ..kernels import device_checks
 from . import events, streams
 from .runtime import runtime
 
@@ -125,6 +126,8 @@ class NpuGuardImpl(DeviceGuardImplInterface):
             import cupy
             with cupy.cuda.Device(index) as dev:
                 dev.synchronize()
+            # a failed device-side check surfaces here, as torch reports a device-side assert at a sync
+            device_checks.raise_pending()
 
     # --- events ----------------------------------------------------------------------------------------
     def record_event(self, event, stream, device_index, enable_timing):

@@ -186,11 +186,18 @@ def embedding_backward(grad, idx, num_weights, padding_idx, scale_grad_by_freq):
     dim = grad.shape[-1]
     g = _opmath(grad).reshape(-1, dim)
     if scale_grad_by_freq:
-        counts = xp.bincount(flat, minlength=num_weights)
+        if xp is np:
+            counts = xp.bincount(flat, minlength=num_weights)
+        else:   # CuPy's bincount reads the largest index back; a scatter-add does not
+            counts = xp.zeros(num_weights, np.int32)
+            xp.add.at(counts, flat, 1)
         g = g / counts[flat][:, None].astype(g.dtype)
     if 0 <= padding_idx < num_weights:
         keep = flat != padding_idx
-        flat, g = flat[keep], g[keep]
+        if xp is np:
+            flat, g = flat[keep], g[keep]
+        else:   # a boolean mask would read its count back: zero the padding rows' gradients instead
+            g = xp.where(keep[:, None], g, 0).astype(g.dtype, copy=False)
     out = xp.zeros((num_weights, dim), dtype=g.dtype)
     xp.add.at(out, flat, g)
     return _back(out, grad)

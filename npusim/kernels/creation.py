@@ -64,26 +64,34 @@ def _two_sum(a, b):
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _fma(a, b, c, out_dtype):
-    """a * b + c in float64 rounded once, as the compiler's fused multiply-add gives, then cast."""
-    a, b, c = (np.asarray(x, _F64) for x in (a, b, c))
+def _f64(x):
+    """``x`` in float64: arrays stay in their own module (the device's, for CuPy), numbers become NumPy scalars."""
+    return x.astype(_F64, copy=False) if hasattr(x, "astype") and getattr(x, "ndim", 0) else np.float64(x)
+
+
+def _fma(xp, a, b, c, out_dtype):
+    """a * b + c in float64 rounded once, as the compiler's fused multiply-add gives, then cast.
+
+    Each step is its own elementwise op (on a GPU, one kernel each), so no compiler can contract them.
+    """
+    a, b, c = _f64(a), _f64(b), _f64(c)
     with np.errstate(all="ignore"):
         p, ep = _two_prod(a, b)
         s, es = _two_sum(p, c)
         r = s + (ep + es)
-    r = np.where(np.isfinite(r), r, a * b + c)
+        r = xp.where(xp.isfinite(r), r, a * b + c)
     return r if out_dtype == _F64 else r.astype(out_dtype)
 
 
 def _fma32(a, b, c):
     """float32 FMA: the float64 product of two float32 values is exact."""
-    return (np.asarray(a, _F64) * np.asarray(b, _F64) + np.asarray(c, _F64)).astype(_F32)
+    return (_f64(a) * _f64(b) + _f64(c)).astype(_F32)
 
 
 def arange(xp, start, step, n, dtype):
-    """torch.arange's values, computed on the host and moved to ``xp``."""
+    """torch.arange's values, computed with ``xp`` where the result lives (no copy from the host)."""
     dtype = np.dtype(dtype)
-    idx = np.arange(n, dtype=np.int64)
+    idx = xp.arange(n, dtype=np.int64)
     if dtype.kind in "iub":
         # integral ranges run in int64 with the start and step truncated, then wrap into dtype
         r = (int(start) + int(step) * idx).astype(dtype)
@@ -94,16 +102,16 @@ def arange(xp, start, step, n, dtype):
         lane = (idx % width).astype(_F64)
         if dtype.itemsize >= 4:
             # accumulate in double; each vector starts from a base rounded to dtype
-            base = _fma(step, base_idx, start, dtype)
-            r = np.where(idx < vec_end, _fma(lane, step, base, dtype), _fma(step, idx, start, dtype))
+            base = _fma(xp, step, base_idx, start, dtype)
+            r = xp.where(idx < vec_end, _fma(xp, lane, step, base, dtype), _fma(xp, step, idx, start, dtype))
         else:
             # 16-bit floats accumulate in float32
             s32, st32 = np.float32(start), np.float32(step)
             base = _fma32(st32, base_idx.astype(_F32), s32).astype(dtype).astype(_F32)
             vec = _fma32(lane.astype(_F32), st32, base)
             tail = _fma32(st32, idx.astype(_F32), s32)
-            r = np.where(idx < vec_end, vec, tail).astype(dtype)
-    return r if xp is np else xp.asarray(r)
+            r = xp.where(idx < vec_end, vec, tail).astype(dtype)
+    return r
 
 
 def linspace(xp, start, end, steps, dtype):
@@ -112,29 +120,30 @@ def linspace(xp, start, end, steps, dtype):
     if steps == 0:
         return xp.empty((0,), dtype)
     if steps == 1:
-        return xp.asarray(np.array([start]).astype(dtype))
-    idx = np.arange(steps, dtype=np.int64)
+        return xp.full((1,), np.array(start).astype(dtype)[()], dtype)
+    idx = xp.arange(steps, dtype=np.int64)
     half = steps // 2
     if dtype.kind in "iub":
         s, e = np.array(start).astype(dtype), np.array(end).astype(dtype)
         sf, ef = float(s), float(e)
         step = (ef - sf) / (steps - 1)
-        up = _fma(step, idx, sf, _F64)
-        down = _fma(-step, steps - 1 - idx, ef, _F64)
-        r = np.where(idx < half, up, down)
-        r = np.trunc(r).astype(np.int64).astype(dtype)
+        up = _fma(xp, step, idx, sf, _F64)
+        down = _fma(xp, -step, steps - 1 - idx, ef, _F64)
+        r = xp.where(idx < half, up, down)
+        r = xp.trunc(r).astype(np.int64).astype(dtype)
     elif dtype.itemsize >= 4:
         s, e = dtype.type(start), dtype.type(end)
         step = (e - s) / dtype.type(steps - 1)
-        up = _fma(step, idx.astype(dtype), s, dtype)
-        down = _fma(-step, (steps - 1 - idx).astype(dtype), e, dtype)
-        r = np.where(idx < half, up, down)
+        up = _fma(xp, step, idx.astype(dtype), s, dtype)
+        down = _fma(xp, -step, (steps - 1 - idx).astype(dtype), e, dtype)
+        r = xp.where(idx < half, up, down)
     else:
-        # 16-bit floats: every operation rounds back to the 16-bit type
+        # 16-bit floats: every operation rounds back to the 16-bit type (as NumPy's and ml_dtypes' loops do:
+        # computed in float32, then rounded), written as float32 ops so that any array module runs them
         s, e = dtype.type(start), dtype.type(end)
-        step = dtype.type(dtype.type(e - s) / dtype.type(steps - 1))
-        up = (s + (step * idx.astype(dtype)).astype(dtype)).astype(dtype)
-        down = (e - (step * (steps - 1 - idx).astype(dtype)).astype(dtype)).astype(dtype)
-        r = np.where(idx < half, up, down)
-    r = r.astype(dtype, copy=False)
-    return r if xp is np else xp.asarray(r)
+        st32 = np.float32(dtype.type(dtype.type(e - s) / dtype.type(steps - 1)))
+        up = (np.float32(s) + (st32 * idx.astype(dtype).astype(_F32)).astype(dtype).astype(_F32)).astype(dtype)
+        down = (np.float32(e) - (st32 * (steps - 1 - idx).astype(dtype).astype(_F32)).astype(dtype)
+                .astype(_F32)).astype(dtype)
+        r = xp.where(idx < half, up, down)
+    return r.astype(dtype, copy=False)

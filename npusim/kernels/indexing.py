@@ -9,8 +9,11 @@ torch's CPU kernels do.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from . import device_checks as DC
 from .array_api import is_float, namespace_of
 
 _INT64 = np.dtype(np.int64)
@@ -39,11 +42,17 @@ def first_out_of_range(idx, size, allow_negative=True):
     return int(flat[int(xp.argmax(bad))])
 
 
-def _check_dim_range(idx, size, dim):
-    """gather/scatter refuse negative indices, with a RuntimeError."""
+def _check_dim_range(idx, size, dim, check):
+    """gather/scatter refuse negative indices, with a RuntimeError; returns the indices to use.
+
+    On a GPU the check is recorded on the device and the indices clamped (``device_checks``).
+    """
+    if DC.deferred(idx):
+        return DC.clamp(idx, 0, size, check, RuntimeError(f"index is out of bounds for dimension {dim} with size 0"))
     bad = first_out_of_range(idx, size, allow_negative=False)
     if bad is not None:
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    return idx
 
 
 def _along_axis(xp, idx, dim):
@@ -72,7 +81,7 @@ def gather(a, dim, idx):
     if idx.size == 0:
         return namespace_of(a).empty(shape, a.dtype)
     a, idx = _at_least_1d(a), _at_least_1d(idx)
-    _check_dim_range(idx, a.shape[dim], dim)
+    idx = _check_dim_range(idx, a.shape[dim], dim, DC.GATHER)
     # the other dims address only their leading idx.shape[d] entries, as torch reads them
     r = a[_along_axis(namespace_of(a), idx, dim)]
     return r if r.shape == shape else r.reshape(shape)
@@ -87,7 +96,7 @@ def scatter_(a, dim, idx, src, reduce=None):
         return a
     xp = namespace_of(a)
     a, idx = _at_least_1d(a), _at_least_1d(idx)
-    _check_dim_range(idx, a.shape[dim], dim)
+    idx = _check_dim_range(idx, a.shape[dim], dim, DC.SCATTER)
     if not isinstance(src, (np.generic, int, float, bool)):
         src = _at_least_1d(src)[tuple(slice(0, n) for n in idx.shape)]
     target = _along_axis(xp, idx, dim)
@@ -143,34 +152,53 @@ def add_at(a, target, values):
     first = xp.searchsorted(pos, pos, side="left")
     last = xp.searchsorted(pos, pos, side="right") - 1
     total = running[last] - running[first] + v[first]
-    where = xp.unravel_index(pos, a.shape)
+    where = _unravel(pos, a.shape)
     if a.dtype == np.bool_:
         a[where] = a[where] | (total != 0)
     else:
         a[where] = (a[where].astype(_INT64) + total).astype(a.dtype)
 
 
+def _unravel(flat, shape):
+    """C-order coordinates of flat positions (CuPy's unravel_index reads the data back to check it)."""
+    coords = []
+    for n in reversed(shape):
+        coords.append(flat % n)
+        flat = flat // n
+    return tuple(reversed(coords))
+
+
 def ufunc_at_in_rounds(ufunc, a, target, values):
     """``ufunc.at`` for array modules without it (CuPy's multiply): duplicates are applied in
-    rounds, each round touching a target at most once, so fancy assignment is exact."""
+    rounds, each round touching a target at most once, so fancy assignment is exact.
+
+    How many rounds depends on the data: that count is the one read from the device. Within a
+    round, the pairs of other rounds write to a scratch slot past the end instead of being
+    selected with a mask, which would read each round's size back.
+    """
     xp = namespace_of(a)
     full = xp.broadcast_arrays(*target)
     coords_shape = full[0].shape
-    coords = [c.reshape(-1) for c in full]
-    n = coords[0].size
+    n = math.prod(coords_shape)
     if n == 0:
         return
     vals = xp.broadcast_to(xp.asarray(values), coords_shape).reshape(-1)
-    flat = xp.ravel_multi_index(coords, a.shape)
+    flat = xp.zeros(n, _INT64)
+    stride = 1
+    for c, size in zip(reversed(full), reversed(a.shape)):
+        flat += (c.reshape(-1) % size) * stride   # negative indices count from the end
+        stride *= size
     order = xp.argsort(flat, kind="stable")
     ordered = flat[order]
     # rank of each pair among the pairs with the same target, in index order
     rank = xp.empty(n, _INT64)
     rank[order] = xp.arange(n) - xp.searchsorted(ordered, ordered, side="left")
+    work = xp.empty(a.size + 1, a.dtype)
+    work[:-1] = a.reshape(-1)
     for r in range(int(rank.max()) + 1):
-        sel = rank == r
-        t = tuple(c[sel] for c in coords)
-        a[t] = ufunc(a[t], vals[sel])
+        t = xp.where(rank == r, flat, a.size)
+        work[t] = ufunc(work[t], vals)
+    a[...] = work[:-1].reshape(a.shape)
 
 
 # --- index_select / masked_select / nonzero ---------------------------------------------------
@@ -180,7 +208,9 @@ def index_select(a, dim, idx):
     xp = namespace_of(a)
     idx = idx.reshape(-1)
     size = a.shape[dim] if a.ndim else 1
-    if first_out_of_range(idx, size, allow_negative=False) is not None:
+    if DC.deferred(idx):   # checked on the device, reported later (device_checks)
+        idx = DC.clamp(idx, 0, size, DC.INDEX_SELECT, IndexError("index out of range in self"))
+    elif first_out_of_range(idx, size, allow_negative=False) is not None:
         raise IndexError("index out of range in self")
     if a.ndim == 0:
         return a.copy()
@@ -225,12 +255,13 @@ def expand_indices(a, indices):
             entries.append(idx)
             continue
         pos = len(entries)
+        ip = namespace_of(idx)   # a mask from the host gives host coordinates (no read from the device)
         if idx.ndim == 0:
             a = xp.expand_dims(a, pos)
-            entries.append(xp.arange(1 if bool(idx) else 0))
+            entries.append(ip.arange(1 if bool(idx) else 0))
             continue
         check_mask_shape(a, idx, pos)
-        entries.extend(xp.nonzero(idx))
+        entries.extend(ip.nonzero(idx))
     return a, entries
 
 
@@ -276,17 +307,19 @@ def index_plan(shape, entries):
     return tuple(slice(None) if e is None else e for e in entries), rshape
 
 
-def _check_index_ranges(shape, target):
+def _check_index_ranges(shape, target, host_only=False):
     """Raise torch's IndexError for the first result element (C order) with an index out of range;
-    "dimension k" names the k-th index array."""
+    "dimension k" names the k-th index array. ``host_only``: check only the NumPy arrays among them."""
     arrays = [(shape[d], e) for d, e in enumerate(target) if e.__class__ is not slice]
-    bad = [k for k, (size, e) in enumerate(arrays) if first_out_of_range(e, size) is not None]
+    bad = [k for k, (size, e) in enumerate(arrays)
+           if (not host_only or e.__class__ is np.ndarray) and first_out_of_range(e, size) is not None]
     if not bad:
         return
     k, value = bad[0], first_out_of_range(arrays[bad[0]][1], arrays[bad[0]][0])
     if len(bad) > 1:
-        xp = namespace_of(arrays[0][1])
-        full = xp.broadcast_arrays(*(e for _, e in arrays))
+        xp = namespace_of(arrays[bad[0]][1])
+        bshape = np.broadcast_shapes(*(e.shape for _, e in arrays))
+        full = {j: xp.broadcast_to(arrays[j][1], bshape) for j in bad}
         outside = [(full[j] < -arrays[j][0]) | (full[j] >= arrays[j][0]) for j in bad]
         pos = int(xp.argmax(xp.logical_or.reduce(outside).reshape(-1)))
         k = next(j for j, o in zip(bad, outside) if bool(o.reshape(-1)[pos]))
@@ -297,6 +330,24 @@ def _check_index_ranges(shape, target):
     raise IndexError(f"index {value} is out of bounds for dimension {k} with size {size}")
 
 
+def _device_target(xp, shape, target, check):
+    """``target`` for a CuPy array: index arrays from the host are checked there (torch's errors, no read from
+    the device) and copied up; device ones are checked on the device and clamped (``device_checks``), as CuPy
+    would otherwise wrap out-of-range indices silently."""
+    if not DC.EAGER:
+        _check_index_ranges(shape, target, host_only=True)
+    out = []
+    for d, e in enumerate(target):
+        if e.__class__ is np.ndarray:
+            e = xp.asarray(e)
+        elif e.__class__ is not slice and not DC.EAGER:
+            e = DC.clamp(e, -shape[d], shape[d], check)
+        out.append(e)
+    if DC.EAGER:
+        _check_index_ranges(shape, out)
+    return tuple(out)
+
+
 def take_index(a, target, rshape):
     """a[target] as a fresh array (``target`` and ``rshape`` from index_plan; None copies ``a``)."""
     if target is None:
@@ -304,8 +355,8 @@ def take_index(a, target, rshape):
     xp = namespace_of(a)
     if 0 in rshape:  # nothing is read, so nothing is checked (as in torch)
         return xp.empty(rshape, a.dtype)
-    if xp is not np:  # CuPy wraps out-of-range indices silently
-        _check_index_ranges(a.shape, target)
+    if xp is not np:
+        target = _device_target(xp, a.shape, target, DC.INDEX)
     arrays = [e for e in target if e.__class__ is not slice]
     try:
         if len(arrays) == 1 and arrays[0].ndim:
@@ -332,7 +383,7 @@ def put_index(a, target, rshape, values, accumulate):
         return a
     xp = namespace_of(a)
     if xp is not np:
-        _check_index_ranges(a.shape, target)
+        target = _device_target(xp, a.shape, target, DC.INDEX_PUT)
     try:
         if accumulate:
             ufunc_at(xp.add, a, target, values)

@@ -60,23 +60,25 @@ def _singular_fill(xp, r, info):
 
 
 def inv(a):
-    """The inverses and the LU info of each matrix."""
+    """The inverses, the LU info of each matrix, and whether any failed (known on the host: the finiteness
+    read that decides whether the info must be recovered, so that callers need no second read)."""
     xp = namespace_of(a)
     try:
         r = xp.linalg.inv(a)
     except np.linalg.LinAlgError:
         r = None
     if r is not None and bool(xp.isfinite(r).all()):
-        return r, xp.zeros(a.shape[:-2], _INFO)
+        return r, xp.zeros(a.shape[:-2], _INFO), False
     info = lu_info(a)
     if r is None:
         eye = xp.eye(a.shape[-1], dtype=a.dtype)
         r = xp.linalg.inv(xp.where((info != 0).reshape(info.shape + (1, 1)), eye, a))
-    return _singular_fill(xp, r, info), info
+    return _singular_fill(xp, r, info), info, True
 
 
 def solve(a, b):
-    """X with A X = B for matrices B (the batch dims of A and B broadcast) and the LU info of each A."""
+    """X with A X = B for matrices B (the batch dims of A and B broadcast), the LU info of each A and whether any
+    failed (as :func:`inv`)."""
     xp = namespace_of(a)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, batch + a.shape[-2:])
@@ -86,12 +88,12 @@ def solve(a, b):
     except np.linalg.LinAlgError:
         r = None
     if r is not None and bool(xp.isfinite(r).all()):
-        return r, xp.zeros(batch, _INFO)
+        return r, xp.zeros(batch, _INFO), False
     info = lu_info(a)
     if r is None:
         eye = xp.eye(a.shape[-1], dtype=a.dtype)
         r = xp.linalg.solve(xp.where((info != 0).reshape(info.shape + (1, 1)), eye, a), b)
-    return _singular_fill(xp, r, info), info
+    return _singular_fill(xp, r, info), info, True
 
 
 def _cholesky_info(a):
@@ -113,13 +115,15 @@ def _cholesky_info(a):
 
 
 def cholesky(a, upper=False):
-    """The Cholesky factors (from the lower triangle of each matrix) and the info of each factorization."""
+    """The Cholesky factors (from the lower triangle of each matrix), the info of each factorization and whether
+    any failed (as :func:`inv`)."""
     xp = namespace_of(a)
     try:
         low = xp.linalg.cholesky(a)
     except np.linalg.LinAlgError:
         low = None
-    if low is not None and bool(xp.isfinite(low).all()):
+    failed = not (low is not None and bool(xp.isfinite(low).all()))
+    if not failed:
         info = xp.zeros(a.shape[:-2], _INFO)
     else:
         info = _cholesky_info(a)
@@ -128,7 +132,7 @@ def cholesky(a, upper=False):
                              info)
     if upper:
         low = xp.ascontiguousarray(xp.swapaxes(low, -1, -2))
-    return low, info
+    return low, info, failed
 
 
 def qr(a, mode):

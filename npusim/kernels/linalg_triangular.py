@@ -79,8 +79,11 @@ def pivots_to_permutation(piv, m):
     from LAPACK's sequential row swaps."""
     xp = namespace_of(piv)
     batch = piv.shape[:-1]
-    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape((-1, m)).copy()
     flat = piv.reshape((-1, piv.shape[-1])).astype(np.int64) - 1
+    n_b, k = flat.shape
+    if xp is not np and 1 < k and n_b * k * m <= _TREE_ELEMENTS:
+        return _compose_swaps(xp, flat, m).reshape(batch + (m,))
+    perm = xp.broadcast_to(xp.arange(m), batch + (m,)).reshape((-1, m)).copy()
     rows = xp.arange(perm.shape[0])
     for j in range(flat.shape[-1]):
         p = flat[:, j]
@@ -88,6 +91,27 @@ def pivots_to_permutation(piv, m):
         perm[:, j] = perm[rows, p]
         perm[rows, p] = top
     return perm.reshape(batch + (m,))
+
+
+# the swaps as whole permutations take n_b * k * m elements; past this, one launch per swap costs less memory
+_TREE_ELEMENTS = 1 << 22
+
+
+def _compose_swaps(xp, flat, m):
+    """The product of the row swaps (j, flat[:, j]) in order, composed pairwise in a tree: log2(k) gathers on
+    a GPU instead of a few launches per swap. Integer gathers, so exactly the sequential result."""
+    n_b, k = flat.shape
+    swaps = xp.broadcast_to(xp.arange(m), (n_b, k, m)).copy()
+    b = xp.arange(n_b)[:, None]
+    j = xp.arange(k)[None, :]
+    swaps[b, j, j] = flat
+    swaps[b, j, flat] = xp.broadcast_to(j, flat.shape)
+    while swaps.shape[1] > 1:
+        if swaps.shape[1] % 2:
+            swaps = xp.concatenate([swaps, xp.broadcast_to(xp.arange(m), (n_b, 1, m))], axis=1)
+        # (first then second)[i] = first[second[i]]: the loop's perm[i] = perm[swap[i]], one swap after another
+        swaps = xp.take_along_axis(swaps[:, 0::2], swaps[:, 1::2], axis=2)
+    return swaps[:, 0]
 
 
 def valid_pivots(piv, m):

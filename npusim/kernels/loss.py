@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import device_checks as DC
 from .activation import stable_softplus
 from .array_api import HALF_TYPES, as_array, namespace_of
 
@@ -39,10 +40,15 @@ def _picked(logp, target, weight, ignore_index):
     xp = namespace_of(logp)
     n_classes = logp.shape[1]
     valid = target != ignore_index
-    bad = valid & ((target < 0) | (target >= n_classes))
-    if bool(bad.any()):
-        raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
-    safe = xp.where(valid, target, 0)
+    if n_classes and DC.deferred(target):   # checked on the device, reported later (device_checks)
+        clipped = xp.clip(target, 0, n_classes - 1)
+        DC.record((valid & (clipped != target)).any(), DC.NLL_TARGET)
+        safe = xp.where(valid, clipped, 0)
+    else:
+        bad = valid & ((target < 0) | (target >= n_classes))
+        if bool(bad.any()):
+            raise IndexError(f"Target {int(target[bad][0])} is out of bounds.")
+        safe = xp.where(valid, target, 0)
     picked = logp[xp.arange(logp.shape[0]), safe]
     w = valid.astype(logp.dtype) if weight is None else xp.where(valid, weight[safe], 0).astype(logp.dtype)
     return picked, w
@@ -70,6 +76,8 @@ def nll_loss_backward(grad, logp, target, weight, reduction, ignore_index, total
     x = _opmath(logp)
     w_arr = None if weight is None else _opmath(weight)
     valid = target != ignore_index
+    if x.shape[1] and DC.deferred(target):   # the forward recorded bad targets; write in bounds
+        target = xp.clip(target, 0, x.shape[1] - 1)
     safe = xp.where(valid, target, 0)
     w = valid.astype(x.dtype) if w_arr is None else xp.where(valid, w_arr[safe], 0).astype(x.dtype)
     g = _opmath(grad).astype(x.dtype, copy=False)
@@ -115,7 +123,10 @@ def binary_cross_entropy(x, t, weight):
     xp = namespace_of(x)
     p = _opmath(x)
     y = _opmath(t)
-    if bool(((p < 0) | (p > 1) | xp.isnan(p)).any()):
+    outside = (p < 0) | (p > 1) | xp.isnan(p)
+    if DC.deferred(p):   # checked on the device, reported later (device_checks)
+        DC.record(outside.any(), DC.BCE_INPUT)
+    elif bool(outside.any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     loss = (y - 1) * xp.maximum(xp.log1p(-p), -100) - y * xp.maximum(xp.log(p), -100)
     return loss if weight is None else loss * _opmath(weight)

@@ -128,16 +128,26 @@ def max_pool_backward(g, indices, in_sizes):
         return xp.zeros(lead + tuple(in_sizes), g.dtype)
     offsets = (xp.arange(planes, dtype=_I64) * plane).reshape(lead + (1,) * nd)
     target = (indices + offsets).ravel()
-    gx = xp.bincount(target, weights=g.ravel().astype(_F64), minlength=planes * plane)
+    if xp is np:
+        gx = xp.bincount(target, weights=g.ravel().astype(_F64), minlength=planes * plane)
+    else:   # CuPy's bincount reads its largest index back from the device; a scatter-add does not
+        gx = xp.zeros(planes * plane, _F64)
+        xp.add.at(gx, target, g.ravel().astype(_F64))
     return _back(gx.reshape(lead + tuple(in_sizes)), g.dtype)
 
 
 # --- adaptive max pooling -----------------------------------------------------------------------------------------
 
-def _adaptive_bounds(n, out):
+def _adaptive_bounds(n, out, xp=np):
     """Start and end of the adaptive windows [floor(i n / out), ceil((i + 1) n / out))."""
-    i = np.arange(out)
+    i = xp.arange(out)
     return (i * n) // out, ((i + 1) * n + out - 1) // out
+
+
+def _adaptive_widest(n, out):
+    """The widest adaptive window, from the sizes alone (on the host: no device array is read)."""
+    b, e = _adaptive_bounds(n, out)
+    return int((e - b).max())
 
 
 def adaptive_max_pool(x, out_sizes):
@@ -152,28 +162,29 @@ def adaptive_max_pool(x, out_sizes):
     flat = xp.zeros(lead + out_sizes, _I64)
     if best.size == 0:
         return best, flat
-    bounds = [_adaptive_bounds(n, o) for n, o in zip(spatial, out_sizes)]
-    widest = [int((e - b).max()) for b, e in bounds]
+    # the window tables are built where the data lives (a host table would be copied up at every call)
+    bounds = [_adaptive_bounds(n, o, xp) for n, o in zip(spatial, out_sizes)]
+    widest = [_adaptive_widest(n, o) for n, o in zip(spatial, out_sizes)]
 
     def along(i, v):   # a per-dim vector shaped to broadcast over the output's dim i
         return v.reshape((-1,) + (1,) * (nd - 1 - i))
 
     # torch starts each window's index at its first element, so an all -inf window points there
     for i, (b, _) in enumerate(bounds):
-        flat += xp.asarray(along(i, b * math.prod(spatial[i + 1:])))
+        flat += along(i, b * math.prod(spatial[i + 1:]))
     for tap in itertools.product(*(range(w) for w in widest)):
         idx, valid, pos = [], None, 0
         for i, (t, (b, e), n) in enumerate(zip(tap, bounds, spatial)):
-            where = np.minimum(b + t, n - 1)
-            idx.append(xp.asarray(along(i, where)))
+            where = xp.minimum(b + t, n - 1)
+            idx.append(along(i, where))
             ok = along(i, b + t < e)
             valid = ok if valid is None else valid & ok
             pos = pos + along(i, where * math.prod(spatial[i + 1:]))
         v = x[(Ellipsis,) + tuple(idx)]
         better = (v > best) | xp.isnan(v)   # NaN propagates; the last NaN of a window wins, as in torch
-        better &= xp.asarray(valid)
+        better &= valid
         xp.copyto(best, v, where=better)
-        xp.copyto(flat, xp.asarray(pos), where=better)
+        xp.copyto(flat, pos, where=better)
     return best, flat
 
 
@@ -185,17 +196,17 @@ def _avg_divisor(xp, spatial, kernel, stride, padding, out_sizes, count_include_
         return None
     factors = []
     for i, (n, k, s, p, o) in enumerate(zip(spatial, kernel, stride, padding, out_sizes)):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, n + p)
+        start = xp.arange(o) * s - p   # built where the data lives: no copy from the host per call
+        end = xp.minimum(start + k, n + p)
         size = end - start
-        inside = np.minimum(end, n) - np.maximum(start, 0)
+        inside = xp.minimum(end, n) - xp.maximum(start, 0)
         f = size if count_include_pad else inside
-        f = np.where(inside > 0, f, 1)
+        f = xp.where(inside > 0, f, 1)
         factors.append(f.reshape((-1,) + (1,) * (len(spatial) - 1 - i)))
     div = factors[0]
     for f in factors[1:]:
         div = div * f
-    return xp.asarray(div.astype(dt))
+    return div.astype(dt)
 
 
 def _divide(total, div, divisor_override, dt):
@@ -241,10 +252,12 @@ def avg_pool_backward(g, in_sizes, kernel, stride, padding, count_include_pad, d
 
 # --- separable linear maps: adaptive pooling and resampling -------------------------------------------------------
 
-def adaptive_avg_matrix(n, out, dtype):
+# The matrices below are built with ``xp`` where the data lives (NumPy, or CuPy on a GPU: no copy per call).
+
+def adaptive_avg_matrix(n, out, dtype, xp=np):
     """(out, n) matrix averaging the adaptive windows [floor(i n / out), ceil((i + 1) n / out))."""
-    start, end = _adaptive_bounds(n, out)
-    cols = np.arange(n)
+    start, end = _adaptive_bounds(n, out, xp)
+    cols = xp.arange(n)
     inside = (cols >= start[:, None]) & (cols < end[:, None])
     return (inside / (end - start)[:, None]).astype(dtype)
 
@@ -256,39 +269,45 @@ def _scale(n_in, n_out, scale, dtype):
     return dtype.type(n_in) / dtype.type(n_out)
 
 
-def nearest_indices(n_in, n_out, scale):
+def nearest_indices(n_in, n_out, scale, xp=np):
     """Source index of each output position: min(floor(i * scale), n_in - 1) in float32, as torch computes it."""
     s = _scale(n_in, n_out, scale, _F32)
-    dst = np.arange(n_out).astype(_F32)
-    return np.minimum(np.floor(dst * s).astype(np.int64), n_in - 1)
+    dst = xp.arange(n_out).astype(_F32)
+    return xp.minimum(xp.floor(dst * s).astype(np.int64), n_in - 1)
 
 
-def nearest_matrix(n_in, n_out, scale, dtype):
-    m = np.zeros((n_out, n_in), dtype)
-    m[np.arange(n_out), nearest_indices(n_in, n_out, scale)] = 1
+def nearest_matrix(n_in, n_out, scale, dtype, xp=np):
+    m = xp.zeros((n_out, n_in), dtype)
+    m[xp.arange(n_out), nearest_indices(n_in, n_out, scale, xp)] = 1
     return m
 
 
-def linear_matrix(n_in, n_out, align_corners, scale, dtype):
+def linear_matrix(n_in, n_out, align_corners, scale, dtype, xp=np):
     """(n_out, n_in) matrix of linear interpolation weights (torch's area_pixel_compute_source_index).
 
     Weights are computed in ``dtype`` (float32 for float32 / 16-bit inputs, as torch's opmath).
     """
     dtype = np.dtype(dtype)
-    dst = np.arange(n_out).astype(dtype)
+    dst = xp.arange(n_out).astype(dtype)
     if align_corners:
         ratio = dtype.type(n_in - 1) / dtype.type(n_out - 1) if n_out > 1 else dtype.type(0)
         src = ratio * dst
     else:
         ratio = _scale(n_in, n_out, scale, dtype)
-        src = np.maximum(ratio * (dst + dtype.type(0.5)) - dtype.type(0.5), dtype.type(0))
-    i0 = np.minimum(src.astype(np.int64), n_in - 1)
-    lam = np.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
-    i1 = np.minimum(i0 + 1, n_in - 1)
-    m = np.zeros((n_out, n_in), dtype)
-    rows = np.arange(n_out)
-    np.add.at(m, (rows, i0), 1 - lam)
-    np.add.at(m, (rows, i1), lam)
+        src = xp.maximum(ratio * (dst + dtype.type(0.5)) - dtype.type(0.5), dtype.type(0))
+    i0 = xp.minimum(src.astype(np.int64), n_in - 1)
+    lam = xp.clip(src - i0.astype(dtype), 0, 1).astype(dtype)
+    i1 = xp.minimum(i0 + 1, n_in - 1)
+    if xp is np:
+        m = np.zeros((n_out, n_in), dtype)
+        rows = np.arange(n_out)
+        np.add.at(m, (rows, i0), 1 - lam)
+        np.add.at(m, (rows, i1), lam)
+        return m
+    # on a GPU, the same sums without a scatter: 1 - lam at column i0 plus lam at column i1
+    cols = xp.arange(n_in)
+    m = xp.where(cols == i0[:, None], (1 - lam)[:, None], dtype.type(0)).astype(dtype)
+    m += xp.where(cols == i1[:, None], lam[:, None], dtype.type(0)).astype(dtype)
     return m
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import device_checks as DC
 from .array_api import compute_dtype, namespace_of
 from .indexing import _along_axis, _at_least_1d, _check_dim_range, scatter_, ufunc_at
 
@@ -80,7 +81,7 @@ def scatter_reduce(a, dim, idx, src, reduce, include_self):
         return out
     flat = _at_least_1d(out)
     idx1 = _at_least_1d(idx)
-    _check_dim_range(idx1, flat.shape[dim], dim)
+    idx1 = _check_dim_range(idx1, flat.shape[dim], dim, DC.SCATTER)
     src1 = _at_least_1d(src)[tuple(slice(0, n) for n in idx1.shape)]
     target = _along_axis(xp, idx1, dim)
     if not include_self:

@@ -424,14 +424,16 @@ def _index_arrays(self: Tensor, indices):
             _warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.")
         elif dt != _INT64 and dt != _INT32 and dt != _BOOL:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        arrays.append(_array_for(t, a))
+        # an index from the cpu stays a host array: the kernels check it there and copy it up once
+        arrays.append(t._a)
     return arrays
 
 
 def index(self, indices):
     arrays = _index_arrays(self, indices)
     first = arrays[0]
-    if len(arrays) == 1 and first is not None and first.dtype == _BOOL and first.ndim:
+    if len(arrays) == 1 and first is not None and first.dtype == _BOOL and first.ndim \
+            and first.__class__ is self._a.__class__:
         return C.make(K.take_mask(self._a, first), self._device)
     a, entries = K.expand_indices(self._a, arrays)
     target, rshape = K.index_plan(a.shape, entries)

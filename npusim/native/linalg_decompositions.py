@@ -67,8 +67,8 @@ def linalg_slogdet(A):
 
 
 def linalg_inv_ex(A, *, check_errors=False):
-    r, info = K.inv(_square_float(A, "linalg.inv", None))
-    if check_errors:
+    r, info, failed = K.inv(_square_float(A, "linalg.inv", None))
+    if check_errors and failed:   # the kernel's finiteness read already answered for the others
         raise_info(info, "linalg.inv", _singular_message)
     return _make(r, A._device), _make(info, A._device)
 
@@ -97,11 +97,11 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
                            f"{rows}x{cols})")
     C.broadcast_shapes(a.shape[:-2], bm.shape[:-2])
     if left:
-        r, info = K.solve(a, bm)
+        r, info, failed = K.solve(a, bm)
     else:   # X A = B  <=>  A^T X^T = B^T
-        r, info = K.solve(a.swapaxes(-1, -2), bm.swapaxes(-1, -2))
+        r, info, failed = K.solve(a.swapaxes(-1, -2), bm.swapaxes(-1, -2))
         r = r.swapaxes(-1, -2)
-    if check_errors:
+    if check_errors and failed:
         raise_info(info, "torch.linalg.solve", lambda _: "The solver failed because the input matrix is singular.")
     if vector:
         r = r[..., 0]
@@ -110,8 +110,8 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
 
 def linalg_cholesky_ex(self, *, upper=False, check_errors=False):
     a = _square_float(self, "linalg.cholesky", "cholesky_cpu")
-    low, info = K.cholesky(a, upper)
-    if check_errors:
+    low, info, failed = K.cholesky(a, upper)
+    if check_errors and failed:
         raise_info(info, "linalg.cholesky",
                    lambda code: f"The factorization could not be completed because the input is not "
                                 f"positive-definite (the leading minor of order {code} is not positive-definite).")

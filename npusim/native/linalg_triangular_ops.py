@@ -10,6 +10,7 @@ import numpy as np
 
 from ..core import dtype as D
 from ..core.ops_namespace import aten
+from ..kernels import device_checks as DC
 from ..kernels import linalg_triangular as K
 from ..kernels.array_api import namespace_of
 from . import common as C
@@ -107,7 +108,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):  # noqa
     if piv.shape[-1:] != (k,) or piv.ndim < 1:
         raise RuntimeError(f"torch.lu_unpack: Expected LU_pivots.size(-1) to be {k} (min(LU.size(-2), "
                            f"LU.size(-1))), but got {piv.shape[-1] if piv.ndim else 0}")
-    if piv.size and not K.valid_pivots(piv, m):
+    if piv.size and DC.deferred(piv):   # as torch's CUDA kernel: asserted on the device, reported later
+        piv = DC.clamp(piv, 1, m + 1, DC.LU_PIVOTS)
+    elif piv.size and not K.valid_pivots(piv, m):
         raise RuntimeError("pivots passed to lu_unpack must be between 1 and LU.size(-2) inclusive.Did you properly "
                            "pass the result of lu_factor?")
     perm = K.pivots_to_permutation(piv, m)

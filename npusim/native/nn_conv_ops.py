@@ -16,7 +16,7 @@ import numpy as np
 from ..core.ops_namespace import aten
 from ..kernels import conv as KC
 from ..kernels import pooling as KP
-from ..kernels.array_api import HALF_TYPES
+from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
 
 _BOOL = np.dtype(np.bool_)
@@ -519,7 +519,8 @@ def _adaptive_avg_pool3d(self, output_size):
 
 
 def _adaptive_apply(a, in_sizes, out_sizes, transpose):
-    mats = [KP.adaptive_avg_matrix(n, o, np.float64) for n, o in zip(in_sizes, out_sizes)]
+    xp = namespace_of(a)
+    mats = [KP.adaptive_avg_matrix(n, o, np.float64, xp) for n, o in zip(in_sizes, out_sizes)]
     if transpose:
         mats = [m.T for m in mats]
     return KP.resample(a, *mats)
@@ -611,8 +612,8 @@ def _upsample_input(self, output_size, kernel_name, allow_uint8):
     return output_size
 
 
-def _nearest_matrices(in_sizes, out_sizes, scales):
-    return [KP.nearest_matrix(n, o, s, np.float64) for n, o, s in zip(in_sizes, out_sizes, scales)]
+def _nearest_matrices(xp, in_sizes, out_sizes, scales):
+    return [KP.nearest_matrix(n, o, s, np.float64, xp) for n, o, s in zip(in_sizes, out_sizes, scales)]
 
 
 def _linear_dtype(a):
@@ -620,20 +621,23 @@ def _linear_dtype(a):
 
 
 def _linear_matrices(a, in_sizes, out_sizes, align_corners, scales):
-    return [KP.linear_matrix(n, o, align_corners, s, _linear_dtype(a)) for n, o, s in zip(in_sizes, out_sizes, scales)]
+    xp = namespace_of(a)
+    return [KP.linear_matrix(n, o, align_corners, s, _linear_dtype(a), xp)
+            for n, o, s in zip(in_sizes, out_sizes, scales)]
 
 
 def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
     output_size = _upsample_input(self, output_size, "upsample_nearest2d_channels_last", True)
     a = self._a
-    hi, wi = (KP.nearest_indices(n, o, s) for n, o, s in zip(a.shape[-2:], output_size, (scales_h, scales_w)))
+    hi, wi = (KP.nearest_indices(n, o, s, namespace_of(a))
+              for n, o, s in zip(a.shape[-2:], output_size, (scales_h, scales_w)))
     return C.make(KP.nearest_2d(a, hi, wi), self._device)
 
 
 def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
     output_size, input_size = _upsample_check(output_size, input_size)
     g = grad_output._a
-    mh, mw = _nearest_matrices(input_size[2:], output_size, (scales_h, scales_w))
+    mh, mw = _nearest_matrices(namespace_of(g), input_size[2:], output_size, (scales_h, scales_w))
     return C.make(KP.resample(g, mh.T, mw.T), grad_output._device)
 
 

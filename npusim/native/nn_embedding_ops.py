@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import activation as K
+from ..kernels import device_checks as DC
+from ..kernels.array_api import namespace_of
 from . import common as C
 
 
@@ -16,8 +18,12 @@ def one_hot(self, num_classes=-1):
     if num_classes == -1:
         if a.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(a.max()) + 1
-    if a.size:
+        num_classes = int(a.max()) + 1   # the result's shape depends on it: a read, as in torch
+    if a.size and DC.deferred(a):   # as torch's CUDA path: checked on the device, reported later
+        if num_classes < 0:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+        DC.record(((a < 0) | (a >= num_classes)).any(), DC.ONE_HOT)
+    elif a.size:
         if int(a.min()) < 0:
             raise RuntimeError("Class values must be non-negative.")
         if int(a.max()) >= num_classes:
@@ -46,7 +52,9 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     dev = C.same_device(weight, indices)
     idx = indices._a
     n = weight._a.shape[0]
-    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
+    if DC.deferred(idx):   # checked on the device, reported later (npusim.kernels.device_checks)
+        idx = DC.clamp(idx, 0, n, DC.EMBEDDING, IndexError("index out of range in self"))
+    elif idx.size and (int(idx.min()) < 0 or int(idx.max()) >= n):
         raise IndexError("index out of range in self")
     return C.make(K.embedding(weight._a, idx), dev)
 
@@ -54,7 +62,10 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     _check_indices(indices, "embedding_backward")
     dev = C.same_device(grad_output, indices)
-    g = K.embedding_backward(grad_output._a, indices._a, num_weights, padding_idx, scale_grad_by_freq)
+    idx = indices._a
+    if DC.deferred(idx) and idx.size and num_weights:   # the forward recorded bad indices; write in bounds
+        idx = namespace_of(idx).clip(idx, 0, num_weights - 1)
+    g = K.embedding_backward(grad_output._a, idx, num_weights, padding_idx, scale_grad_by_freq)
     return C.make(g, dev)
 
 

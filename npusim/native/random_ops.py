@@ -13,6 +13,7 @@ import numpy as np
 from ..core import dtype as D
 from ..core.generator import generator_for
 from ..core.tensor import Tensor
+from ..kernels import device_checks as DC
 from ..kernels import philox as KR
 from ..kernels.array_api import namespace_of
 from . import common as C
@@ -288,7 +289,9 @@ def bernoulli_float_(self, p=0.5, generator=None):
 def _probabilities(p, dev):
     pa = C.array_operand(p, np.dtype(np.float64), dev)
     xp = namespace_of(pa) if hasattr(pa, "shape") else np
-    if bool(xp.any((pa < 0) | (pa > 1))):
+    if hasattr(pa, "shape") and DC.deferred(pa):   # as torch's CUDA kernel: asserted on the device
+        DC.record(xp.any((pa < 0) | (pa > 1)), DC.BERNOULLI_P)
+    elif bool(xp.any((pa < 0) | (pa > 1))):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
                            "be improved?  If so, please report an enhancement request to PyTorch.)")
     return pa
@@ -373,10 +376,15 @@ def multinomial(self, num_samples, replacement=False, generator=None):
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     xp = namespace_of(a)
     p = a.astype(np.float64).reshape(-1, n_cat)
-    if bool(xp.any(~xp.isfinite(p) | (p < 0))):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    invalid = xp.any(~xp.isfinite(p) | (p < 0))
     total = p.sum(axis=1)
-    if bool(xp.any(total <= 0)):
+    empty = xp.any(total <= 0)
+    if DC.deferred(p):   # on a GPU checked on the device and reported later (kernels/device_checks.py)
+        DC.record(invalid, DC.MULTINOMIAL)
+        DC.record(empty & ~invalid, DC.MULTINOMIAL_SUM)
+    elif bool(invalid):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    elif bool(empty):
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rows = p.shape[0]
     g = generator_for(generator, self._device)

@@ -203,7 +203,7 @@ _SPECIAL = {"array", "asarray", "asanyarray", "ascontiguousarray", "empty", "zer
             "get_array_module", "from_dlpack", "fromDlpack", "fuse", "may_share_memory", "shares_memory", "where",
             "get_default_memory_pool", "is_available"}
 _SYNCING = {"nonzero", "flatnonzero", "argwhere", "unique", "bincount", "extract", "compress", "trim_zeros",
-            "histogram"}
+            "histogram", "unravel_index", "ravel_multi_index"}   # the last two check bounds on the host
 
 _g = globals()
 for _name, _kind in _NAMES["kinds"].items():
