@@ -86,6 +86,7 @@ from . import serialization  # noqa: F401  (archives; the npu registered its bac
 from .serialization import load, save  # noqa: F401
 from . import _utils  # noqa: F401
 from . import accelerator  # noqa: F401
+from . import cuda  # noqa: F401  (torch.cuda as in a build without CUDA, pointing to the npu)
 from . import profiler  # noqa: F401
 from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
 from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401

@@ -55,7 +55,42 @@ def rename_privateuse1_backend(backend_name: str) -> None:
         _STRING_CACHE.clear()
 
 
+# Device type names that stand for another type ("cuda" -> the PrivateUse1 type): set by
+# ``python -m npusim run --device-map`` so that a program written for one device runs on another.
+_TYPE_MAP: dict = {}
+
+
+def map_device_type(name: str, target) -> None:
+    """Make devices of type ``name`` mean devices of type ``target`` from now on (``target=None`` undoes it).
+
+    ``map_device_type("cuda", "npu")``: ``device("cuda:1")`` is ``device("npu:1")``, and everything that takes
+    a device or a device type (``.to``, factories, ``autocast``, ``GradScaler``) follows. Only a type that has
+    no backend here can be mapped, onto one that has."""
+    if not isinstance(name, str) or name not in KNOWN_TYPES or name in ("cpu", PRIVATEUSE1, "meta"):
+        raise ValueError(f"map_device_type: cannot map the device type {name!r}: only a type npusim has no "
+                         f"backend for (cuda, xpu, mps, ...) can stand for another")
+    with _rename_lock:
+        if target is None:
+            _TYPE_MAP.pop(name, None)
+        else:
+            canonical = _canonical_type(target) if isinstance(target, str) else None
+            if canonical not in ("cpu", PRIVATEUSE1):
+                raise ValueError(f"map_device_type: {target!r} is not a device type with a backend here "
+                                 f"(cpu or {_backend_name})")
+            _TYPE_MAP[name] = canonical
+        _STRING_CACHE.clear()
+
+
+def mapped_device_types() -> dict:
+    """The device-type map in force: ``{"cuda": "npu"}`` under ``--device-map cuda=npu``."""
+    return {name: (_backend_name if t == PRIVATEUSE1 else t) for name, t in _TYPE_MAP.items()}
+
+
 def _canonical_type(name: str) -> str:
+    if _TYPE_MAP:
+        name = _TYPE_MAP.get(name, name)
+        if name == PRIVATEUSE1:
+            return name
     if name == _backend_name:
         return PRIVATEUSE1
     if name in KNOWN_TYPES:

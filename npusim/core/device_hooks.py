@@ -102,6 +102,15 @@ def resolve_target_device(dev) -> device:
     return resolve_device(dev)
 
 
+def no_backend_hint(type_name: str) -> str:
+    """What to do when a program asks for a device type npusim has no backend for (a "cuda" program, mostly)."""
+    accel = privateuse1_backend_name()
+    if accel == "privateuseone" or _HOOKS.get("privateuseone") is None:
+        return ""
+    return (f": npusim's accelerator is '{accel}'; to run a program written for '{type_name}' on it, run it "
+            f"with `python -m npusim run --device-map {type_name}={accel} SCRIPT`")
+
+
 def resolve_device(d) -> device:
     """A concrete device for a new tensor: index filled in and checked against the count."""
     d = d if d.__class__ is device else device(d)
@@ -116,7 +125,7 @@ def resolve_device(d) -> device:
         if typ == PRIVATEUSE1:
             raise RuntimeError(f"no backend is registered for the '{name}' device type "
                                f"(PrivateUse1 is named '{privateuse1_backend_name()}')")
-        raise RuntimeError(f"npusim has no backend for the '{name}' device type")
+        raise RuntimeError(f"npusim has no backend for the '{name}' device type" + no_backend_hint(name))
     hooks.lazy_init()
     idx = d.index
     if idx is None:

@@ -13,6 +13,7 @@ from . import indexing
 from .device import CPU, device as _device
 from .factories import parse_size
 from .ops_namespace import aten
+from . import device_hooks as _hooks
 from .device_hooks import resolve_target_device
 from .tensor import Tensor
 
@@ -603,6 +604,30 @@ def cpu(self, memory_format=None):
     if self._device is CPU:
         return self
     return _to_copy(self, device=CPU)
+
+
+@_method
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    """A copy on a "cuda" device: the npu when a device map says cuda means it (``python -m npusim run
+    --device-map cuda=npu``); otherwise torch's error for a build without CUDA, saying what to do."""
+    target = cuda_device(device)
+    return self.to(target, non_blocking=non_blocking,
+                   **({} if memory_format is None else {"memory_format": memory_format}))
+
+
+def cuda_device(index=None):
+    """The device ``cuda()`` moves to: "cuda" (the current one) or "cuda:<index>", as the device map says."""
+    from .device import _TYPE_MAP
+    if "cuda" not in _TYPE_MAP:
+        raise AssertionError("Torch not compiled with CUDA enabled" + _hooks.no_backend_hint("cuda"))
+    if index is None:
+        return _device("cuda")
+    if isinstance(index, int) and not isinstance(index, bool):
+        return _device("cuda", index)
+    d = _device(index)
+    if d._type != _TYPE_MAP["cuda"]:
+        raise RuntimeError("Invalid device, must be cuda device")
+    return d
 
 
 @_method

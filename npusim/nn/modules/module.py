@@ -499,6 +499,12 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def cuda(self, device=None):
+        """Parameters and buffers onto "cuda": the npu under ``--device-map cuda=npu``, else torch's error."""
+        from ...core.tensor_methods import cuda_device
+        target = cuda_device(device)   # checked once, before any parameter moves
+        return self._apply(lambda t: t.to(target))
+
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))
 
