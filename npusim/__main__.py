@@ -13,6 +13,7 @@ def _build_parser() -> argparse.ArgumentParser:
                    description="Print the npusim, Python, NumPy and ml_dtypes versions, the available "
                                "devices and the thread counts.")
     sub.add_parser("demo", help="train a small transformer on the npu (see 'demo --help')", add_help=False)
+    sub.add_parser("run", help="run an unmodified PyTorch program on npusim (see 'run --help')", add_help=False)
     return parser
 
 
@@ -21,6 +22,9 @@ def main(argv=None) -> int:
     if argv and argv[0] == "demo":
         from .demo import main as demo_main
         return demo_main(argv[1:])
+    if argv and argv[0] == "run":
+        from .run_program import main as run_main
+        return run_main(argv[1:])
     parser = _build_parser()
     args = parser.parse_args(argv)  # an unknown command exits with status 2 and says why
     if args.command is None:
