@@ -106,6 +106,37 @@ def test_lu_reconstructs_and_pivots_follow_lapack(device, shape):
     assert len(_t(a, device).lu(get_infos=True)) == 3
 
 
+def test_cuda_mode_takes_the_vendor_libraries_without_reading_back(monkeypatch):
+    # on a GPU the solves and square LU are one cuBLAS/cuSOLVER call each, not a launch per row or column
+    import sys
+    from npusim.backend.runtime import runtime
+    from npusim.kernels import linalg_triangular
+    if not npusim.npu.is_available() or runtime.probe() != "cuda":
+        pytest.skip("the npu is not in cuda mode")
+
+    def per_row_loop(*args):
+        raise AssertionError("the array code's loop ran")
+    monkeypatch.setattr(linalg_triangular, "_lower_solve", per_row_loop)
+    a = RNG.standard_normal((3, 6, 6)) + 6 * np.eye(6)
+    b = RNG.standard_normal((3, 6, 2))
+    A, B = _t(a, "npu"), _t(b, "npu")
+    standin = getattr(sys.modules.get("cupy"), "_standin_reset_counts", None)
+    if standin:
+        standin()
+    x_up = LA.solve_triangular(A, B, upper=True)
+    x_low = LA.solve_triangular(A[0].float(), B[0].float(), upper=False, unitriangular=True)
+    LU, piv, info = LA.lu_factor_ex(A)
+    if standin:
+        assert sys.modules["cupy"]._standin_counts()["host_syncs"] == 0
+    np.testing.assert_allclose(host(x_up), np.linalg.solve(np.triu(a), b), rtol=1e-10)
+    unit_lower = np.tril(a[0], -1) + np.eye(6)
+    np.testing.assert_allclose(host(x_low), np.linalg.solve(unit_lower, b[0]), rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(host(piv), [_np_lu_perm(m) for m in a])
+    assert host(info).tolist() == [0, 0, 0]
+    P, L, U = npusim.lu_unpack(LU, piv)
+    np.testing.assert_allclose(host(P @ L @ U), a, atol=1e-12)
+
+
 def test_lu_factor_ex_reports_zero_pivots(device):
     A = _t(np.stack([[[1., 2.], [2., 4.]], np.zeros((2, 2)), np.eye(2)]), device)
     LU, piv, info = LA.lu_factor_ex(A)

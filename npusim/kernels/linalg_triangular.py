@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import cuda_vendor_linalg
 from .array_api import namespace_of
 
 _INFO = np.dtype(np.int32)
@@ -40,6 +41,10 @@ def solve_triangular(a, b, upper, unitriangular):
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
+    if xp is not np:   # on a GPU: cuBLAS's trsm, one call instead of a launch per row
+        x = cuda_vendor_linalg.solve_triangular(xp, a, b, upper, unitriangular)
+        if x is not None:
+            return x
     if upper:   # reverse rows and columns: an upper system becomes a lower one
         x = _lower_solve(xp, a[..., ::-1, ::-1], b[..., ::-1, :], unitriangular)[..., ::-1, :]
         return xp.ascontiguousarray(x)
@@ -53,6 +58,11 @@ def lu_factor(a):
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
     lu = xp.array(a.reshape((-1, m, n)), copy=True)
+    if xp is not np:   # on a GPU: cuBLAS/cuSOLVER getrf, one call instead of a dozen launches per column
+        done = cuda_vendor_linalg.lu_factor(xp, lu)
+        if done is not None:
+            lu, piv, info = done
+            return lu.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)
     n_b = lu.shape[0]
     rows = xp.arange(n_b)
     piv = xp.zeros((n_b, k), _INFO)

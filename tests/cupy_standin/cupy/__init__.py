@@ -16,6 +16,8 @@ compiled for the host. Data lives in host memory, so values are NumPy's.
 from __future__ import annotations
 
 import builtins as _builtins
+import sys as _sys
+import types as _types
 
 import numpy as _np
 
@@ -232,6 +234,12 @@ class _Namespace:
 linalg = _Namespace("linalg", _np.linalg, _NAMES["linalg"])
 for _n in ("matmul",):
     setattr(linalg, _n, _g[_n])
+# cupy.linalg's batched LU helper (cuBLAS/cuSOLVER getrf), importable by its module path as in CuPy
+from . import _vendor_linalg  # noqa: E402
+linalg._decomposition = _types.ModuleType("cupy.linalg._decomposition")
+linalg._decomposition._lu_factor = _vendor_linalg.lu_factor_batched
+_sys.modules["cupy.linalg"] = linalg
+_sys.modules["cupy.linalg._decomposition"] = linalg._decomposition
 fft = _Namespace("fft", _np.fft, _NAMES["fft"])
 
 

@@ -1,0 +1,1 @@
+"""cupyx.scipy for the CuPy stand-in: only linalg."""
