@@ -12,6 +12,8 @@ import os
 import threading
 
 from ..core.api_usage import log_api_usage_once
+from ..core.device import PRIVATEUSE1
+from ..core.device_hooks import refuse_device_type
 from .config import Config, read_config
 
 
@@ -117,6 +119,8 @@ class Runtime:
         if self.initialized and not (self.mode == "emulation" and self.config.allow_fork):
             self.in_bad_fork = True
             self.initialized = False
+            # the parent's npu tensors are off limits too: every op on them and every read of them raises
+            refuse_device_type(PRIVATEUSE1, self.check_fork)
         self._lock = threading.RLock()
 
     # --- current device (per thread, as CUDA's) ------------------------------------------------------

@@ -13,7 +13,8 @@ import threading
 from .device import CPU, PRIVATEUSE1, device, privateuse1_backend_name
 from .device_context import current_default
 
-__all__ = ["DeviceHooks", "register_device_hooks", "get_device_hooks", "resolve_device"]
+__all__ = ["DeviceHooks", "register_device_hooks", "get_device_hooks", "resolve_device", "refuse_device_type",
+           "check_access"]
 
 
 class DeviceHooks:
@@ -69,6 +70,46 @@ def register_device_hooks(device_type: str, hooks: DeviceHooks) -> None:
 
 def get_device_hooks(device_type: str) -> DeviceHooks | None:
     return _HOOKS.get(device(device_type)._type)
+
+
+# --- refused device types (CUDA's "bad fork") ----------------------------------------------------------------
+
+# device type -> a callable that raises why this process may not touch that type's memory. Empty in a normal
+# process, so readers of device memory pay one truth test and the dispatcher nothing per call.
+_REFUSED: dict = {}
+_on_refuse: list = []
+
+
+def refuse_device_type(device_type: str, check) -> None:
+    """From now on, every access to the memory of ``device_type`` tensors calls ``check()``, which raises.
+
+    A backend calls this in a child forked after its parent initialised the device
+    (torch's CUDA then refuses every op and every read with "Cannot re-initialize
+    CUDA in forked subprocess"). Ops served for the type's dispatch key raise,
+    except views, which touch no memory; host reads (``item``, ``tolist``, printing)
+    raise too. Called from a fork handler: it takes no lock.
+    """
+    _REFUSED[device(device_type)._type] = check
+    for hook in _on_refuse:
+        hook()
+
+
+def on_refuse(hook) -> None:
+    """Call ``hook()`` after ``refuse_device_type`` (the dispatcher drops the kernels it resolved)."""
+    _on_refuse.append(hook)
+
+
+def refusal(device_type: str):
+    """The ``check`` a refused device type raises with, or None."""
+    return _REFUSED.get(device_type) if _REFUSED else None
+
+
+def check_access(dev) -> None:
+    """Raise if this process may not touch the memory of tensors on ``dev`` (see ``refuse_device_type``)."""
+    if _REFUSED:
+        check = _REFUSED.get(dev._type)
+        if check is not None:
+            check()
 
 
 def _refresh_device_objects():

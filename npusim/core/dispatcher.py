@@ -22,8 +22,9 @@ import warnings
 
 from . import device_guard as _device_guard
 from . import dispatch_tls
+from . import dtype as _dtype_mod
 from .device import PRIVATEUSE1, privateuse1_backend_name
-from .device_hooks import resolve_target_device
+from .device_hooks import on_refuse, refusal, resolve_target_device
 from .inference_tensors import INFERENCE_VC, check_write as check_inference_write
 from .dispatch_keys import (
     ALIAS_KEYS, AUTOCAST_OF, AUTOGRAD_KEYS, AUTOGRAD_OF, BACKEND_KEYS, BACKEND_MASK,
@@ -380,8 +381,14 @@ def _compute(op: OpOverload, ks: int):
         else:
             fn = reg.fn
         if key in _GUARDED_TYPE_OF_KEY:
-            # a backend with several devices: the kernel runs on its inputs' device (torch's device guard)
-            fn = _device_guard.guard_kernel(op, _GUARDED_TYPE_OF_KEY[key], fn, reg.fn)
+            typ = _GUARDED_TYPE_OF_KEY[key]
+            check = refusal(typ)
+            if check is None:
+                # a backend with several devices: the kernel runs on its inputs' device (torch's device guard)
+                fn = _device_guard.guard_kernel(op, typ, fn, reg.fn)
+            elif not _is_view_op(op):
+                fn = _refusing(check, _device_guard.guard_kernel(op, typ, fn, reg.fn))
+            # else: a view in a refused process, which touches neither memory nor the current device
         return fn
     # Every key fell through: torch serves that (its "Undefined" key) with a composite kernel.
     k = op._kernels
@@ -398,6 +405,24 @@ def _compute(op: OpOverload, ks: int):
 # Backend keys whose kernels run under a device guard when their device type registered one.
 _GUARDED_TYPE_OF_KEY = {DispatchKey.CUDA: "cuda", DispatchKey.PrivateUse1: PRIVATEUSE1}
 _device_guard.on_register(lambda: _invalidate_all())
+# A device type refused in this process (a forked child) gets refusing kernels: resolved ones are dropped.
+# The normal process never pays for this: its memoised kernels are the plain ones.
+on_refuse(lambda: _invalidate_all())
+
+
+def _is_view_op(op: OpOverload) -> bool:
+    """Whether ``op`` only makes views (every return aliases an input, nothing is written): it touches no
+    device memory, so a refused device still serves it, as torch's views need no device guard."""
+    s = op._schema
+    return (bool(s.returns) and all(r.type.alias is not None and not r.type.is_write for r in s.returns)
+            and not any(a.type.is_write for a in s.arguments))
+
+
+def _refusing(check, fn):
+    def refused(*args, **kwargs):
+        check()     # raises the backend's error (CUDA's "Cannot re-initialize ... in forked subprocess")
+        return fn(*args, **kwargs)
+    return refused
 
 
 def _resolve(op: OpOverload, ks: int):
@@ -520,7 +545,8 @@ def _generate(op: OpOverload):
     fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
-               "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write}
+               "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write,
+               "as_dtype": _dtype_mod.as_dtype}
     N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick", "vc"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
     ks, fn, tick = N["ks"], N["fn"], N["tick"]
@@ -546,6 +572,9 @@ def _generate(op: OpOverload):
             params.append(n)
         call_args.append(f"{n}={n}" if a.kwarg_only else n)
         t = a.type
+        if t.base == "ScalarType" and not t.is_list:
+            # the public functions that hand their dtype straight on take float/int/bool as torch's parser does
+            body += [f"if {n}.__class__ is type:", f"    {n} = {N['as_dtype']}({n})"]
         if t.base != "Tensor":
             continue
         if t.is_list:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .device import CPU
-from .device_hooks import get_device_hooks
+from .device_hooks import check_access, get_device_hooks
 
 K_DL_CPU = 1
 K_DL_CUDA = 2
@@ -34,6 +34,8 @@ def _check_exportable(t):
 def export_dlpack(t, *, stream=None, max_version=None, dl_device=None, copy=None):
     _check_exportable(t)
     a = t._a
+    if t._device is not CPU:
+        check_access(t._device)     # a forked child may not hand out its parent's device memory
     if t._device is not CPU and a.__class__ is np.ndarray:
         raise BufferError(f"{t._device} tensors of the emulated device cannot be exported through DLPack; "
                           f"use .cpu() first")

@@ -13,6 +13,7 @@ import numpy as np
 
 from . import dtype as D
 from .device import CPU
+from .device_hooks import check_access
 
 
 @dataclass
@@ -135,6 +136,7 @@ def _format(a, indent, summarize, fmt):
 
 
 def _host(t):
+    check_access(t._device)     # a forked child may not read its parent's device memory
     a = t._a
     if a.__class__ is not np.ndarray:
         a = a.get()

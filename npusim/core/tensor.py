@@ -16,7 +16,7 @@ import numpy as np
 
 from . import dtype as _dt
 from .device import CPU
-from .device_hooks import storage_factory
+from .device_hooks import _REFUSED, check_access, storage_factory
 from . import inference_tensors as _inference
 from .inference_tensors import INFERENCE_VC
 from .storage import UntypedStorage, array_address, array_root
@@ -535,6 +535,8 @@ def _contiguous_byte_strides(shape, itemsize):
 
 def _host_array(t: Tensor):
     """A NumPy copy (or alias, for emulated devices) of a non-cpu tensor's data."""
+    if _REFUSED:    # a child forked after its parent initialised the device may not read it
+        check_access(t._device)
     a = t._a
     if a.__class__ is _ndarray:
         return a
