@@ -87,6 +87,7 @@ from .serialization import load, save  # noqa: F401
 from . import _utils  # noqa: F401
 from . import accelerator  # noqa: F401
 from . import cuda  # noqa: F401  (torch.cuda as in a build without CUDA, pointing to the npu)
+from . import backends, onnx  # noqa: F401  (torch.backends' switches; torch.onnx, whose export is out of scope)
 from . import profiler  # noqa: F401
 from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
 from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
