@@ -190,3 +190,22 @@ def test_map_device_type_makes_cuda_mean_the_npu():
         npusim.zeros(1, device="cuda")
     with pytest.raises(ValueError, match="cannot map the device type 'npu'"):
         map_device_type("npu", "cpu")
+
+
+def test_the_modules_programs_import_at_the_top_resolve(tmp_path):
+    pytest.importorskip("tensorboardX")
+    script = tmp_path / "top.py"
+    script.write_text("import json, torch, torch.backends.cudnn as cudnn, torch.onnx\n"
+                      "from torch.utils.tensorboard import SummaryWriter\n"
+                      "cudnn.benchmark = True\n"
+                      "torch.backends.cuda.matmul.allow_tf32 = True\n"
+                      "with SummaryWriter(%r) as w:\n"
+                      "    w.add_scalar('x', torch.tensor(1.0), 0)\n"
+                      "print(json.dumps({'benchmark': torch.backends.cudnn.benchmark,\n"
+                      "                  'built': torch.backends.cuda.is_built(),\n"
+                      "                  'exporting': torch.onnx.is_in_onnx_export()}))\n" % str(tmp_path / "runs"))
+    plain = records(run(["-m", "npusim", "run", str(script)]).stdout)[0]
+    mapped = records(run(["-m", "npusim", "run", "--device-map", "cuda=npu", str(script)]).stdout)[0]
+    assert plain == {"benchmark": True, "built": False, "exporting": False}
+    assert mapped["built"] is True
+    assert list((tmp_path / "runs").glob("events.out.tfevents.*"))
