@@ -544,3 +544,23 @@ def test_repr_matches_torch(torch):
     assert repr(nn.Module()) == "Module()"
     p = nn.Parameter(npusim.ones(2))
     assert repr(p) == repr(torch.nn.Parameter(torch.ones(2)))
+
+
+def test_a_whole_module_checkpoint_names_only_classes_a_user_can_allow(tmp_path):
+    import pickletools
+    import zipfile
+    from npusim import nn
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    handle = model.register_forward_hook(lambda *args: None)
+    handle.remove()
+    npusim.save(model, tmp_path / "whole.pt")
+    with zipfile.ZipFile(tmp_path / "whole.pt") as z:
+        pickled = z.read(next(n for n in z.namelist() if n.endswith("data.pkl")))
+    names = {arg for op, arg, _ in pickletools.genops(pickled) if op.name == "GLOBAL"}
+    # the module classes, torch's containers and rebuild functions: nothing private to npusim
+    assert not any(name.startswith("npusim") and " _" in name for name in names), names
+    with npusim.serialization.safe_globals([nn.Sequential, nn.Linear, nn.ReLU]):
+        loaded = npusim.load(tmp_path / "whole.pt", weights_only=True)
+    x = npusim.ones(1, 2)
+    np.testing.assert_array_equal(host(loaded(x)), host(model(x)))
+    loaded.register_forward_hook(lambda *args: None).remove()   # the loaded hook dicts still take handles

@@ -209,3 +209,4 @@ def test_the_modules_programs_import_at_the_top_resolve(tmp_path):
     assert plain == {"benchmark": True, "built": False, "exporting": False}
     assert mapped["built"] is True
     assert list((tmp_path / "runs").glob("events.out.tfevents.*"))
+

@@ -56,8 +56,10 @@ class RemovableHandle:
         self.remove()
 
 
-class _HookDict(OrderedDict):
-    """A hook dict a RemovableHandle can refer to weakly (a plain dict cannot be weakly referenced)."""
+# Hook dicts are OrderedDicts, as torch's: RemovableHandle refers to them weakly (an OrderedDict, unlike a dict,
+# can be), and a pickled module names only classes a weights_only load can allow. The old name stays for
+# checkpoints written when hook dicts had a class of their own.
+_HookDict = OrderedDict
 
 
 class _WrappedHook:
@@ -114,16 +116,16 @@ class Module:
         d["_buffers"] = OrderedDict()
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = OrderedDict()
-        d["_forward_pre_hooks"] = _HookDict()
+        d["_forward_pre_hooks"] = OrderedDict()
         d["_forward_pre_hooks_with_kwargs"] = {}
-        d["_forward_hooks"] = _HookDict()
+        d["_forward_hooks"] = OrderedDict()
         d["_forward_hooks_with_kwargs"] = {}
         d["_forward_hooks_always_called"] = {}
-        d["_backward_hooks"] = _HookDict()
-        d["_state_dict_hooks"] = _HookDict()
-        d["_state_dict_pre_hooks"] = _HookDict()
-        d["_load_state_dict_pre_hooks"] = _HookDict()
-        d["_load_state_dict_post_hooks"] = _HookDict()
+        d["_backward_hooks"] = OrderedDict()
+        d["_state_dict_hooks"] = OrderedDict()
+        d["_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_pre_hooks"] = OrderedDict()
+        d["_load_state_dict_post_hooks"] = OrderedDict()
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"Module [{type(self).__name__}] is missing the required \"forward\" function")
