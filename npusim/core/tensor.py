@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import dtype as _dt
-from .device import CPU
+from .device import _TYPE_MAP, CPU
 from .device_hooks import _REFUSED, check_access, storage_factory
 from . import inference_tensors as _inference
 from .inference_tensors import INFERENCE_VC
@@ -151,16 +151,21 @@ class Tensor:
 
     @property
     def is_cuda(self) -> bool:
-        return self._device._type == "cuda"
+        # under a device map ("cuda" standing for the npu) the mapped device's tensors are "cuda" ones
+        typ = self._device._type
+        return typ == "cuda" or (bool(_TYPE_MAP) and _TYPE_MAP.get("cuda") == typ)
 
     @property
     def is_meta(self) -> bool:
         return self._device._type == "meta"
 
     is_sparse = False
+    is_sparse_csr = False
     is_quantized = False
     is_mkldnn = False
     is_nested = False
+    # device types npusim has no backend for (and a PrivateUse1 backend cannot take their names)
+    is_xpu = is_mps = is_xla = is_ipu = is_maia = is_mtia = is_vulkan = False
 
     @property
     def layout(self):

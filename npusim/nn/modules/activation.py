@@ -343,3 +343,7 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}{_inplace_suffix(self.inplace)}"
+
+
+# torch keeps MultiheadAttention among the activations (torch.nn.modules.activation); programs name it there
+from .attention import MultiheadAttention  # noqa: E402,F401
