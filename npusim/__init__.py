@@ -88,6 +88,7 @@ from . import _utils  # noqa: F401
 from . import accelerator  # noqa: F401
 from . import cuda  # noqa: F401  (torch.cuda as in a build without CUDA, pointing to the npu)
 from . import backends, onnx  # noqa: F401  (torch.backends' switches; torch.onnx, whose export is out of scope)
+from .compile_eager import compile  # noqa: F401,A001  (runs the program eagerly: compilation is out of scope)
 from . import profiler  # noqa: F401
 from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
 from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
@@ -103,7 +104,9 @@ def __getattr__(name):
     if name in ("distributed", "distributions"):
         import importlib
         return importlib.import_module("." + name, __name__)
-    raise AttributeError(f"module 'npusim' has no attribute '{name}'")
+    from .missing_names import explain
+    why = explain(name)
+    raise AttributeError(f"module 'npusim' has no attribute '{name}'" + (f": {why}" if why else ""))
 
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",

@@ -115,8 +115,10 @@ class _TorchFinder(importlib.abc.MetaPathFinder):
         if isinstance(value, types.ModuleType) or (value is not None and not callable(value)
                                                    and hasattr(value, "__dict__")):
             return _as_module(fullname, value)
+        from .missing_names import explain
+        why = explain(child) if parent_name == TORCH else ""
         raise ModuleNotFoundError(f"No module named '{fullname}': npusim, which stands in for torch in this "
-                                  f"program, has no '{inner}'", name=fullname)
+                                  f"program, has no '{inner}'" + (f" ({why})" if why else ""), name=fullname)
 
 
 def _as_module(fullname: str, value):

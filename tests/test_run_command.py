@@ -151,6 +151,8 @@ def test_a_torch_module_npusim_lacks_is_a_missing_module(tmp_path):
     out = run(["-m", "npusim", "run", str(script)]).stdout
     assert out.startswith("torch.nonexistent_part | No module named 'torch.nonexistent_part'")
     assert "npusim.nonexistent_part" in out
+    script.write_text("try:\n    import torch.fx\nexcept ModuleNotFoundError as e:\n    print(e)\n")
+    assert "(torch.fx is deliberately out of scope for npusim" in run(["-m", "npusim", "run", str(script)]).stdout
 
 
 def test_bad_invocations_say_what_is_wrong(tmp_path):
