@@ -93,7 +93,9 @@ def test_sum_prod_of_integral_inputs_give_int64(device, dtype, dim):
     x = make(vals, dtype, device)
     ref = vals.astype(np.int64)
     check(npusim.sum(x, dim), np.sum(ref, np_axes(dim)), "int64")
-    if not isinstance(dim, tuple):
+    if dim is None:   # torch's prod takes no dim=None
+        check(npusim.prod(x), np.prod(ref), "int64")
+    elif not isinstance(dim, tuple):
         check(npusim.prod(x, dim), np.prod(ref, dim), "int64")
 
 

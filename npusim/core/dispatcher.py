@@ -13,12 +13,15 @@ attribute reads rather than a generic loop.
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import itertools
 import keyword
 import threading
 import warnings
+
+import numpy as np
 
 from . import device_guard as _device_guard
 from . import dispatch_tls
@@ -122,6 +125,80 @@ def _list_keys(seq, op, argname, position, allow_none) -> int:
             raise TypeError(f"{op._schema.name}(): argument '{argname}' (position {position}) must be "
                             f"tuple of Tensors, not {_describe(seq)}") from None
     return ks
+
+
+# what torch's argument parser never reads as a number; other values pass (NumPy scalars, 0-d arrays, tensors)
+_I64_MIN, _I64_MAX, _U64_MAX = -2 ** 63, 2 ** 63 - 1, 2 ** 64 - 1
+_NOT_NUMBER = (str, bytes, list, tuple, dict, set, type)
+_NOT_INT = _NOT_NUMBER + (float, complex, bool, np.bool_, np.floating, np.complexfloating)
+
+
+def _python_signatures(op) -> int:
+    """How many Python signatures torch's parser would try for ``op``: its overloads less the out= forms."""
+    packet = _PACKETS.get(f"{op._ns}::{op._opname}")
+    if packet is None:
+        return 1
+    ops = [_OPS.get(f"{op._ns}::{op._opname}" + (f".{o}" if o != "default" else "")) for o in packet.overloads()]
+    return builtins.sum(1 for o in ops if o is not None and
+                        not builtins.any(a.kwarg_only and a.type.is_write for a in o._schema.arguments)) or 1
+
+
+def _bad_argument(op, argname, position, args, detail, what):
+    """torch's TypeError for an argument of the wrong type: 'f(): argument 'x' (position n) must be ...' for a
+    function with one signature, 'f() received an invalid combination of arguments - got (...)' otherwise."""
+    name = op._schema.name
+    if _python_signatures(op) > 1 and args is not None:
+        got = ", ".join("Tensor" if _is_tensor(v) else type(v).__name__ for v in args[:position])
+        return TypeError(f"{name}() received an invalid combination of arguments - got ({got}): {argname} must "
+                         f"be {what}")
+    if position is not None and name.endswith("_"):
+        position -= 1     # an in-place op is a method: self is not counted
+    where = "" if position is None else f" (position {position})"
+    return TypeError(f"{name}(): argument '{argname}'{where} {detail}")
+
+
+def _check_value(v, op, argname, kind, optional, position=None, args=None):
+    """torch's error for a value that cannot fill a ``kind`` (int, Scalar, float) argument."""
+    if v is None:
+        bad = not optional
+    elif v.__class__ is int:
+        # torch's parser reads an int argument as int64 and a Scalar's int as int64 or uint64
+        if _I64_MIN <= v <= (_U64_MAX if kind == "Scalar" else _I64_MAX):
+            return
+        if kind == "int":
+            raise ValueError("Overflow when unpacking long long")
+        if kind == "Scalar":
+            raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
+        bad = False
+    else:
+        bad = isinstance(v, _NOT_INT if kind == "int" else _NOT_NUMBER) or \
+            kind != "Scalar" and isinstance(v, complex)
+    if bad:
+        want = {"Scalar": "Number"}.get(kind, kind)
+        raise _bad_argument(op, argname, position, args, f"must be {want}, not {_describe(v)}",
+                            f"{'an int' if kind == 'int' else want}, not {type(v).__name__}")
+
+
+def _check_ints(v, op, argname, optional, position=None, args=None):
+    """The same for an int[] argument: a sequence of ints (or one int, as torch takes for int[1])."""
+    if v is None:
+        if not optional:
+            raise _bad_argument(op, argname, position, args, "must be tuple of ints, not NoneType",
+                                "a tuple of ints, not NoneType")
+        return
+    if isinstance(v, (list, tuple)):
+        for i, x in enumerate(v):
+            if x.__class__ is int and not _I64_MIN <= x <= _I64_MAX:
+                raise _bad_argument(op, argname, position, None, f"failed to unpack the object at pos {i + 1} with "
+                                    "error \"Overflow when unpacking long long\"", "")
+            if x.__class__ is not int and isinstance(x, _NOT_INT) or x is None:
+                raise _bad_argument(op, argname, position, args, f"must be tuple of ints, but found element of "
+                                    f"type {type(x).__name__} at pos {i}", f"an int, not {type(x).__name__}")
+    elif v.__class__ is int:
+        _check_value(v, op, argname, "int", False, position, args)
+    elif isinstance(v, _NOT_INT):
+        raise _bad_argument(op, argname, position, args, f"must be tuple of ints, not {_describe(v)}",
+                            f"an int, not {type(v).__name__}")
 
 
 def _device_keys(d) -> int:
@@ -546,7 +623,7 @@ def _generate(op: OpOverload):
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
                "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write,
-               "as_dtype": _dtype_mod.as_dtype}
+               "as_dtype": _dtype_mod.as_dtype, "check_value": _check_value, "check_ints": _check_ints}
     N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick", "vc"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
     ks, fn, tick = N["ks"], N["fn"], N["tick"]
@@ -575,6 +652,23 @@ def _generate(op: OpOverload):
         if t.base == "ScalarType" and not t.is_list:
             # the public functions that hand their dtype straight on take float/int/bool as torch's parser does
             body += [f"if {n}.__class__ is type:", f"    {n} = {N['as_dtype']}({n})"]
+        where = None if a.kwarg_only else pos
+        positional = "(" + "".join(_pyname(b.name) + ", " for b in args if not b.kwarg_only) + ")"
+        if t.base in ("int", "SymInt", "Scalar", "float") and not t.is_list:
+            # a str, None, tuple or (for int) float or bool where torch's parser wants a number is a TypeError
+            kind = "int" if t.base in ("int", "SymInt") else t.base
+            top = _U64_MAX if kind == "Scalar" else _I64_MAX
+            in_range = f"{_I64_MIN} <= {n} <= {top}"
+            cond = (f"{n}.__class__ is not int or not {in_range}" if kind == "int" else
+                    f"{n}.__class__ is int and not {in_range} or "
+                    f"{n}.__class__ is not int and {n}.__class__ is not float")
+            body += [f"if {cond}:", f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, {positional})"]
+        elif t.base in ("int", "SymInt") and t.is_list:
+            x = fresh("_x")
+            check = f"{N['check_ints']}({n}, {N['op']}, {a.name!r}, {t.optional}, {where}, {positional})"
+            body += [f"if {n}.__class__ is list or {n}.__class__ is tuple:", f"    for {x} in {n}:",
+                     f"        if {x}.__class__ is not int or not {_I64_MIN} <= {x} <= {_I64_MAX}:", f"            {check}", "            break",
+                     "else:", f"    {check}"]
         if t.base != "Tensor":
             continue
         if t.is_list:

@@ -113,6 +113,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
 
 
 _PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+# the Python types torch's argument parser reads as dtypes
+_PY_TYPES = {_builtin_float: float64, _builtin_int: int64, _builtin_bool: bool}
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -120,22 +122,39 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
     try:
         return _PROMOTE[type1, type2]
     except (KeyError, TypeError):
-        _check_dtype_arg("promote_types", (("type1", type1), ("type2", type2)))
-        raise
+        type1, type2 = _check_dtype_arg("promote_types", (("type1", type1), ("type2", type2)))
+        return _PROMOTE[type1, type2]
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
     """PyTorch's same-kind rule: no float->integral, no non-bool->bool."""
-    _check_dtype_arg("can_cast", (("from_", from_), ("to", to)))
+    from_, to = _check_dtype_arg("can_cast", (("from_", from_), ("to", to)))
     return from_._category <= to._category
 
 
+def as_dtype(value):
+    """``value`` with the Python types torch's parser takes for a dtype mapped to theirs (``float`` is
+    float64, ``int`` int64, ``bool`` bool); anything else comes back unchanged, for the caller's check."""
+    if value.__class__ is type:
+        found = _PY_TYPES.get(value)
+        if found is not None:
+            return found
+        if value is complex:
+            raise TypeError("dtype=complex: npusim has no complex dtypes (torch would make complex128)")
+    return value
+
+
 def _check_dtype_arg(fname, named):
-    """torch's argument-parser error for the first argument that is not a dtype."""
+    """torch's argument-parser error for the first argument that is not a dtype; returns the dtypes, with
+    Python types (``float``, ``int``, ``bool``) taken as torch takes them."""
+    out = []
     for pos, (name, value) in enumerate(named, 1):
+        value = as_dtype(value)
         if not isinstance(value, dtype):
             raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be npusim.dtype, not "
                             f"{type(value).__name__}")
+        out.append(value)
+    return out
 
 
 # --- the default dtype -------------------------------------------------------
@@ -177,7 +196,7 @@ class finfo:
 
     def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's parameter name
         type = _default if type is None else type
-        _check_dtype_arg("finfo", (("type", type),))
+        type, = _check_dtype_arg("finfo", (("type", type),))
         if not type.is_floating_point:
             raise TypeError("npusim.finfo() requires a floating point input type. Use npusim.iinfo to handle "
                             "'npusim.finfo'")
@@ -200,7 +219,7 @@ class iinfo:
     """Machine limits of an integral dtype (``torch.iinfo``)."""
 
     def __init__(self, type: dtype):  # noqa: A002
-        _check_dtype_arg("iinfo", (("type", type),))
+        type, = _check_dtype_arg("iinfo", (("type", type),))
         if type.is_floating_point:
             raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
                             "'npusim.iinfo'")

@@ -230,6 +230,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if t is data or t._a is data._a:
             t = t.clone()
     else:
+        dtype = D.as_dtype(dtype)
         if dtype is not None and not isinstance(dtype, D.dtype):
             raise TypeError(f"tensor(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
         t = make(data_to_array(data, dtype), CPU)

@@ -12,7 +12,7 @@ from . import dtype as D
 from . import promotion, return_types
 from .factories import parse_size
 from .ops_namespace import aten
-from .tensor import Tensor
+from .tensor import Tensor, _wrap_dim
 
 __all__ = []  # filled by _export
 
@@ -25,6 +25,31 @@ def _export(fn):
 def _check_input(x, fname, argname="input", pos=1):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
+
+
+def _is_int(v) -> bool:
+    """An int argument as torch's parser takes it (a bool is not one)."""
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class _NoDim:
+    """The default of a ``dim`` that torch's parser refuses as None (``squeeze(None)``, ``prod(None)``)."""
+
+    def __repr__(self):
+        return "<no dim>"
+
+
+NO_DIM = _NoDim()
+
+
+def _no_dim_none(fname, input, dim, **kw):
+    """torch's TypeError when ``dim`` is given as None to a function with no Optional[int] dim overload."""
+    if dim is None:
+        got = ", ".join(["Tensor" if isinstance(input, Tensor) else type(input).__name__, "NoneType"]
+                        + [f"{k}={type(v).__name__}" for k, v in kw.items()])
+        raise TypeError(f"{fname}() received an invalid combination of arguments - got ({got}): dim must be an int, "
+                        "not None")
+    return dim is NO_DIM
 
 
 def _ov(name, overload="default"):
@@ -310,9 +335,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @_export
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=NO_DIM, keepdim=False, *, dtype=None, out=None):
     _check_input(input, "prod")
-    if dim is None:
+    if _no_dim_none("prod", input, dim):
         if keepdim or out is not None:
             raise TypeError("prod(): dim must be an int when keepdim or out is given")
         return _ov("prod")(input, dtype=dtype)
@@ -325,11 +350,14 @@ def _minmax(name, tuple_type):
     full, dim_ov, dim_out_ov, other_name = _ov(name), _ov(name, "dim"), _ov(name, f"dim_{name}"), \
         ("maximum" if name == "max" else "minimum")
 
-    def fn(input, dim=None, keepdim=False, *, out=None):
+    def fn(input, dim=NO_DIM, keepdim=False, *, out=None):
         _check_input(input, name)
         if isinstance(dim, Tensor):
             return globals()[other_name](input, dim, out=out)
-        if dim is None:
+        if _no_dim_none(name, input, dim):
+            if out is not None and not isinstance(out, Tensor):
+                raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                                f"out={type(out).__name__}): without dim, out must be a Tensor")
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                                 f"keepdim=bool): dim is required with keepdim")
@@ -961,9 +989,9 @@ def unflatten(input, dim, sizes):
 
 
 @_export
-def squeeze(input, dim=None):
+def squeeze(input, dim=NO_DIM):
     _check_input(input, "squeeze")
-    if dim is None:
+    if _no_dim_none("squeeze", input, dim):
         return _ov("squeeze")(input)
     if isinstance(dim, (list, tuple)):
         return _ov("squeeze", "dims")(input, list(dim))
@@ -1027,14 +1055,24 @@ def as_strided(input, size, stride, storage_offset=None):
 
 @_export
 def movedim(input, source, destination):
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    _check_input(input, "movedim")
+    one = [_is_int(source), _is_int(destination)]
+    many = [isinstance(v, (tuple, list)) and builtins.all(_is_int(d) for d in v) for v in (source, destination)]
+    if not (builtins.all(one) or builtins.all(many)):
+        got = f"{type(source).__name__}, {type(destination).__name__}"
+        raise TypeError(f"movedim() received an invalid combination of arguments - got ({got}), but expected one "
+                        "of:\n * (int source, int destination)\n * (tuple of ints source, tuple of ints destination)\n")
+    src = [source] if _is_int(source) else list(source)
+    dst = [destination] if _is_int(destination) else list(destination)
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
     n = input.dim()
-    src = [d % n if n else 0 for d in src]
-    dst = [d % n if n else 0 for d in dst]
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims, given in (("source", src, source), ("destination", dst, destination)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
     order = [d for d in range(n) if d not in src]
     perm = [None] * n
     for s, d in zip(src, dst):

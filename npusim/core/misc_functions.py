@@ -637,6 +637,7 @@ def is_storage(obj):
 @_export
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False) -> Tensor sharing ``buffer``'s memory."""
+    dtype = D.as_dtype(dtype)
     view = memoryview(buffer)
     length = view.nbytes
     elsize = dtype.itemsize

@@ -47,8 +47,11 @@ def _is_number(v) -> bool:
 
 
 def _check_dtype(name, dtype):
+    """``dtype`` as a dtype (torch's parser takes ``float``, ``int`` and ``bool`` too), or torch's error."""
+    dtype = D.as_dtype(dtype)
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"{name}(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
+    return dtype
 
 
 def _check_requires_grad(dtype, requires_grad):
@@ -85,7 +88,7 @@ def _sized(op, name):
         if not size:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = parse_size(size, name)
-        _check_dtype(name, dtype)
+        dtype = _check_dtype(name, dtype)
         dtype = _check_out(out, dtype)
         if name == "zeros" and any(s < 0 for s in shape):
             raise RuntimeError("zeros: Dimension size must be non-negative.")
@@ -111,7 +114,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     shape = parse_size((size,), "full")
     if not _is_number(fill_value):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
-    _check_dtype("full", dtype)
+    dtype = _check_dtype("full", dtype)
     dtype = _check_out(out, dtype)
     t = aten.full.default.fn(shape, fill_value, dtype=dtype, layout=layout,
                              device=device if device is not None or out is None else out.device,
@@ -127,7 +130,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
                             f"{type(v).__name__}")
     size = parse_size((size,), "empty_strided")
     stride = parse_size((stride,), "empty_strided", "stride", 2)
-    _check_dtype("empty_strided", dtype)
+    dtype = _check_dtype("empty_strided", dtype)
     t = aten.empty_strided.default.fn(list(size), list(stride), dtype=dtype, layout=layout, device=device)
     _check_requires_grad(t.dtype, requires_grad)
     return _finish(t, requires_grad, None)
@@ -136,7 +139,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     if not _is_number(s):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
-    _check_dtype("scalar_tensor", dtype)
+    dtype = _check_dtype("scalar_tensor", dtype)
     t = aten.scalar_tensor.default.fn(s, dtype=dtype, layout=layout, device=device)
     _check_requires_grad(t.dtype, requires_grad)
     return _finish(t, requires_grad, None)
@@ -145,6 +148,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless an argument is a float."""
+    dtype = D.as_dtype(dtype)
     if end is None:
         if not _is_number(start):
             raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {type(start).__name__}")
@@ -153,7 +157,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
             (dtype is not None and not isinstance(dtype, D.dtype)):
         args = (start, end) if step == 1 else (start, end, step)
         _invalid_combination("arange", args, {} if dtype is None else {"dtype": dtype})
-    _check_dtype("arange", dtype)
+    dtype = _check_dtype("arange", dtype)
     dtype = _check_out(out, dtype)
     t = aten.arange.start_step.fn(start, end, step, dtype=dtype, layout=layout,
                                   device=device if device is not None or out is None else out.device)
@@ -164,6 +168,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
 def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` (both included)."""
+    dtype = D.as_dtype(dtype)
     if not isinstance(steps, int) or isinstance(steps, bool) or not _is_number(start) or not _is_number(end) or \
             (dtype is not None and not isinstance(dtype, D.dtype)):
         kwargs = {} if dtype is None else {"dtype": dtype}
@@ -182,6 +187,7 @@ _NO_M = object()
 
 def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A 2-D tensor with ones on the diagonal."""
+    dtype = D.as_dtype(dtype)
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     if m is not _NO_M and (not isinstance(m, int) or isinstance(m, bool)) or \
@@ -202,7 +208,7 @@ def _like(op, name):
     def factory(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-        _check_dtype(name, dtype)
+        dtype = _check_dtype(name, dtype)
         _check_requires_grad(dtype or input.dtype, requires_grad)
         return _finish(op(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format),
                        requires_grad, None)
@@ -221,7 +227,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     if not _is_number(fill_value):
         raise TypeError(f"full_like(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
-    _check_dtype("full_like", dtype)
+    dtype = _check_dtype("full_like", dtype)
     _check_requires_grad(dtype or input.dtype, requires_grad)
     t = aten.full_like.default.fn(input, fill_value, dtype=dtype, layout=layout, device=device,
                                   memory_format=memory_format)

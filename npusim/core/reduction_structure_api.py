@@ -7,6 +7,7 @@ first, plus the in-place variants.
 from __future__ import annotations
 
 from . import return_types
+from .functional import NO_DIM
 from .ops_namespace import aten
 from .tensor import Tensor
 
@@ -40,8 +41,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _median_like(name, overloads):
     whole, by_dim = overloads
 
-    def fn(input, dim=None, keepdim=False):
+    def fn(input, dim=NO_DIM, keepdim=False):
         if dim is None:
+            raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not NoneType")
+        if dim is NO_DIM:
             return whole(input)
         return getattr(return_types, name)(*by_dim(input, dim, keepdim))
 

@@ -5,6 +5,8 @@ themselves, so ``a + b`` costs one dispatch and nothing more.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from . import dtype as D
@@ -428,8 +430,8 @@ def repeat(self, *sizes):
 def view(self, *shape):
     if shape and shape[0].__class__ is int:   # x.view(4), x.view(2, -1): the common call
         return _view(self, parse_size(shape, "view"))
-    if len(shape) == 1 and isinstance(shape[0], D.dtype):
-        return _ov("view", "dtype")(self, shape[0])
+    if len(shape) == 1 and isinstance(D.as_dtype(shape[0]), D.dtype):
+        return _ov("view", "dtype")(self, D.as_dtype(shape[0]))
     if not shape or len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list, Tensor)) or \
             isinstance(shape[0], (bool, float)):
         got = ", ".join(v.__class__.__name__ for v in shape)
@@ -474,7 +476,7 @@ def expand_as(self, other):
 
 
 @_method
-def squeeze(self, dim=None):
+def squeeze(self, dim=F.NO_DIM):
     return F.squeeze(self, dim)
 
 
@@ -561,7 +563,7 @@ def _parse_to(args, kwargs):
     """torch's Tensor.to overloads -> (device, dtype, non_blocking, copy, memory_format)."""
     given_args, given_kwargs = tuple(args), dict(kwargs)
     dev = kwargs.pop("device", None)
-    dt = kwargs.pop("dtype", None)
+    dt = D.as_dtype(kwargs.pop("dtype", None))   # float, int and bool are dtypes to torch's parser
     non_blocking = kwargs.pop("non_blocking", False)
     copy = kwargs.pop("copy", False)
     memory_format = kwargs.pop("memory_format", None)
@@ -571,15 +573,13 @@ def _parse_to(args, kwargs):
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
         dev, dt = other.device, other.dtype
-    elif args and isinstance(args[0], D.dtype):
-        dt = args.pop(0)
+    elif args and isinstance(D.as_dtype(args[0]), D.dtype):
+        dt = D.as_dtype(args.pop(0))
     elif args and (isinstance(args[0], (str, _device)) or isinstance(args[0], int) and
-                   not isinstance(args[0], bool)):
+                   not isinstance(args[0], bool) or args[0] is None):
         dev = args.pop(0)
-        if args and isinstance(args[0], D.dtype):
-            dt = args.pop(0)
-    elif args and args[0] is None:
-        args.pop(0)
+        if args and (args[0] is None or isinstance(D.as_dtype(args[0]), D.dtype)):
+            dt = D.as_dtype(args.pop(0))
     if args and isinstance(args[0], bool):
         non_blocking = args.pop(0)
     if args and isinstance(args[0], bool):
@@ -640,6 +640,10 @@ def type(self, dtype=None, non_blocking=False):
         if name not in inv:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = inv[name]
+    elif dtype.__class__ is builtins.type:   # torch.DoubleTensor and the like name types; float and str do not
+        raise ValueError(f"invalid type: '{dtype.__name__}'")
+    elif not isinstance(dtype, D.dtype):
+        raise TypeError("dtype must be a type, str, or dtype object")
     return self.to(dtype)
 
 

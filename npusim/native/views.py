@@ -258,9 +258,9 @@ def unsqueeze(self, dim):
 
 def flatten(self, start_dim=0, end_dim=-1):
     a = self._a
+    s, e = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)   # a 0-d tensor takes dims -1 and 0
     if a.ndim == 0:
         return reshape(self, (1,))
-    s, e = _wrap_dim(start_dim, a.ndim), _wrap_dim(end_dim, a.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if s == e:

@@ -1,0 +1,131 @@
+"""Argument checking as torch 2.13's: each call either raises the exception type torch raises, or gives
+torch's shape, dtype and values (found by a differential fuzz against torch; see test_fuzz_torch_args.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npusim
+from conftest import host
+
+
+def _run(lib, call):
+    try:
+        return "ok", call(lib)
+    except Exception as e:   # noqa: BLE001 - the exception type is what is compared
+        return "raise", e
+
+
+def _values(r):
+    if isinstance(r, (tuple, list)):
+        return [_values(x) for x in r]
+    if hasattr(r, "shape") and hasattr(r, "dtype"):
+        return (tuple(r.shape), str(r.dtype).split(".")[-1], np.asarray(host(r) if isinstance(r, npusim.Tensor)
+                                                                       else r.detach().float().numpy()
+                                                                       if str(r.dtype) == "torch.bfloat16"
+                                                                       else r.detach().numpy()).tolist())
+    if type(r).__name__ == "dtype":
+        return str(r).split(".")[-1]
+    return r
+
+
+# exceptions torch raises as its own subclasses of these
+_SAME = {"OutOfMemoryError": RuntimeError}
+
+
+def check_like_torch(torch, call):
+    """``call(npusim)`` raises what ``call(torch)`` raises, or gives the same shape, dtype and values."""
+    kind_t, r_t = _run(torch, call)
+    kind_n, r_n = _run(npusim, call)
+    assert kind_n == kind_t, f"torch: {kind_t} {r_t!r}; npusim: {kind_n} {r_n!r}"
+    if kind_t == "raise":
+        want = _SAME.get(type(r_t).__name__, type(r_t))
+        assert isinstance(r_n, want), f"torch raised {type(r_t).__name__}: {r_t}; npusim {type(r_n).__name__}: {r_n}"
+    else:
+        assert _values(r_n) == _values(r_t)
+
+
+CASES = [
+    # dims out of range
+    ("movedim-dim-2-of-2d", lambda L: L.ones(2, 3).movedim(2, -2)),
+    ("movedim-dim-7-of-1d", lambda L: L.ones(2).movedim(7, 0)),
+    ("movedim-repeated", lambda L: L.ones(2, 3).movedim((0, 0), (1, 0))),
+    ("movedim-float", lambda L: L.ones(2).movedim(1.5, 0)),
+    ("flatten-0d-end-7", lambda L: L.tensor(1.).flatten(-1, 7)),
+    ("flatten-0d-ok", lambda L: L.tensor(1.).flatten(0, -1)),
+    # None where torch's parser takes no None
+    ("squeeze-None", lambda L: L.ones(3, 1).squeeze(None)),
+    ("squeeze-dim-None", lambda L: L.squeeze(L.ones(3, 1), dim=None)),
+    ("prod-None", lambda L: L.ones(3, 1).prod(None)),
+    ("max-None", lambda L: L.ones(3, 1).max(None)),
+    ("median-None", lambda L: L.ones(3, 1).median(None)),
+    ("max-out-tuple-without-dim", lambda L: L.max(L.ones(2, 2), out=(L.zeros(2), L.zeros(2, dtype=L.long)))),
+    # numbers of the wrong kind
+    ("chunk-float", lambda L: L.ones(4).chunk(2.5)),
+    ("chunk-bool", lambda L: L.ones(4).chunk(True)),
+    ("broadcast_to-float-size", lambda L: L.ones(3).broadcast_to((2, 3.0))),
+    ("as_strided-float-size", lambda L: L.ones(3).as_strided((2.0,), (1,))),
+    ("fill-str", lambda L: L.zeros(2).fill_("1")),
+    ("fill-None", lambda L: L.zeros(2).fill_(None)),
+    ("masked_fill-str", lambda L: L.zeros(2).masked_fill(L.tensor([True, False]), "3")),
+    ("add-alpha-str", lambda L: L.ones(2).add(1, alpha="a")),
+    ("random-to-2**70", lambda L: L.zeros(3).random_(0, 2 ** 70)),
+    ("chunk-2**70", lambda L: L.ones(4).chunk(2 ** 70)),
+    ("zeros-2**70", lambda L: L.zeros(2 ** 70)),
+    ("full-2**70", lambda L: L.full((2,), 2 ** 70)),
+    ("fill-2**70", lambda L: L.ones(2).fill_(2 ** 70)),
+    # Python types as dtypes
+    ("ones-dtype-float", lambda L: L.ones(2, dtype=float)),
+    ("ones-dtype-int", lambda L: L.ones(2, dtype=int)),
+    ("zeros-dtype-bool", lambda L: L.zeros(2, dtype=bool)),
+    ("tensor-dtype-float", lambda L: L.tensor([1, 2], dtype=float)),
+    ("arange-dtype-float", lambda L: L.arange(3, dtype=float)),
+    ("linspace-dtype-float", lambda L: L.linspace(0, 1, 3, dtype=float)),
+    ("eye-dtype-int", lambda L: L.eye(2, dtype=int)),
+    ("full_like-dtype-int", lambda L: L.full_like(L.ones(2), 3, dtype=int)),
+    ("new_zeros-dtype-int", lambda L: L.ones(2).new_zeros(2, dtype=int)),
+    ("to-int", lambda L: L.ones(2).to(int)),
+    ("to-bool", lambda L: L.ones(2).to(bool)),
+    ("to-dtype-kw-float", lambda L: L.ones(2).to(dtype=float)),
+    ("to-device-and-int", lambda L: L.ones(2).to("cpu", int)),
+    ("to-tensor-and-int", lambda L: L.ones(2).to(L.ones(1), int)),
+    ("to-None-float", lambda L: L.ones(2).to(None, float)),
+    ("type-float", lambda L: L.ones(2).type(float)),
+    ("view-int", lambda L: L.ones(2).view(int)),
+    ("sum-dtype-float", lambda L: L.ones(2).sum(dtype=float)),
+    ("cumsum-dtype-int", lambda L: L.ones(2).cumsum(0, dtype=int)),
+    ("softmax-dtype-float", lambda L: L.ones(2).softmax(0, dtype=float)),
+    ("promote_types-python", lambda L: L.promote_types(float, int)),
+    ("can_cast-python", lambda L: L.can_cast(float, int)),
+    ("finfo-float", lambda L: L.finfo(float).bits),
+    ("iinfo-int", lambda L: L.iinfo(int).bits),
+    ("set_default_dtype-float", lambda L: L.set_default_dtype(float)),
+    ("module-to-float", lambda L: L.nn.Linear(2, 2).to(float).weight.dtype == L.float64),
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_argument_checks_match_torch(torch, case):
+    check_like_torch(torch, case[1])
+
+
+def test_python_types_are_dtypes(device):
+    assert npusim.ones(2, dtype=float, device=device).dtype is npusim.float64
+    assert npusim.ones(2, device=device).to(int).dtype is npusim.int64
+    assert npusim.zeros(2, dtype=bool, device=device).dtype is npusim.bool
+    assert npusim.arange(4, device=device).sum(dtype=float).dtype is npusim.float64
+    with pytest.raises(TypeError, match="no complex dtypes"):
+        npusim.ones(2, dtype=complex, device=device)
+
+
+def test_refused_arguments_leave_the_tensor_alone(device):
+    t = npusim.zeros(2, device=device)
+    for bad in ("1", None, (1,)):
+        with pytest.raises(TypeError):
+            t.fill_(bad)
+    with pytest.raises(TypeError, match="must be int, not float"):
+        t.chunk(2.5)
+    with pytest.raises(ValueError, match="Overflow"):
+        t.random_(0, 2 ** 70)
+    assert host(t).tolist() == [0.0, 0.0]
