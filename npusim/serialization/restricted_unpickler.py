@@ -3,9 +3,10 @@
 It executes pickle opcodes itself (as torch's ``_weights_only_unpickler``
 does) instead of trusting ``pickle.Unpickler``: globals come only from the
 allow-list, REDUCE/NEWOBJ call only allowed callables, BUILD sets state only on
-tensors, OrderedDicts and allowed types, APPEND/SETITEM work only on lists and
-dicts. Every read is bounds-checked, so a malformed ``data.pkl`` raises
-``UnpicklingError`` saying where and what.
+tensors, OrderedDicts and allowed types (never over their methods),
+APPEND/SETITEM work only on lists and dicts, and containers nest at most
+``MAX_NESTING_DEPTH`` deep. Every read is bounds-checked, so a malformed
+``data.pkl`` raises ``UnpicklingError`` saying where and what.
 """
 from __future__ import annotations
 
@@ -37,6 +38,11 @@ _unpack_Q = struct.Struct("<Q").unpack_from
 _unpack_d = struct.Struct(">d").unpack_from
 _MARK = object()  # never exposed: marks are kept on the metastack
 
+# Containers nested deeper than this are refused: hashing a tuple recurses on the C stack without a
+# recursion check, so a million nested tuples used as a dict key or set item kill the interpreter. Python's
+# own pickler cannot write objects this deep at its default recursion limit; raise it here to load deeper.
+MAX_NESTING_DEPTH = 1000
+
 
 def map_global(module: str, name: str):
     """Protocol 2 spells Python 3 names the Python 2 way (``__builtin__ set``); map them back."""
@@ -65,6 +71,9 @@ class RestrictedUnpickler:
         self._allowed_ids = {id(v) for v in self._builtin.values()} | {id(v) for v in self._user.values()}
         self._user_types = {id(v) for v in self._user.values() if isinstance(v, type)}
         self._parameter = None
+        self._max_depth = MAX_NESTING_DEPTH
+        self._depths: dict = {}  # id(object) -> nesting depth, for depths past 1 (most containers are 1)
+        self._keep: list = []    # the containers measured, kept alive so that their ids stay theirs
 
     # --- reading -----------------------------------------------------------------------------------------
     def _read(self, n: int) -> bytes:
@@ -136,6 +145,42 @@ class RestrictedUnpickler:
     def _append(self, value):
         self._stack.append(value)
 
+    # --- nesting depth ------------------------------------------------------------------------------------
+    def _deepest(self, items) -> int:
+        """The nesting depth of the deepest of ``items`` (0 when none is a container)."""
+        get = self._depths.get
+        deepest = 0
+        for x in items:
+            t = type(x)
+            if t not in _ATOMS:
+                d = get(id(x)) or _LEAF_DEPTH.get(t, 0)
+                if d > deepest:
+                    deepest = d
+        return deepest
+
+    def _nest(self, container, items):
+        """Record ``container`` as one level above the deepest of ``items``."""
+        self._record(container, self._deepest(items) + 1)
+        return container
+
+    def _record(self, obj, depth: int) -> None:
+        if depth > 1:  # containers of atoms count 1 without being recorded, as most containers are
+            if depth > self._max_depth:
+                self._too_deep()
+            self._depths[id(obj)] = depth
+            self._keep.append(obj)
+
+    def _nest_into(self, target, items):
+        """``items`` were added to the mutable ``target``: it is now at least one level above each."""
+        depth = self._deepest(items) + 1
+        if depth > 1 and depth > self._depths.get(id(target), 1):
+            self._record(target, depth)
+
+    def _too_deep(self):
+        raise UnpicklingError(f"data.pkl nests containers more than {self._max_depth} levels deep (at the opcode "
+                              f"ending at byte {self._pos}), which could crash the interpreter when they are "
+                              "hashed: npusim.serialization.restricted_unpickler.MAX_NESTING_DEPTH limits it")
+
     # --- globals and calls --------------------------------------------------------------------------------
     def _find_global(self, module: str, name: str):
         module, name = map_global(module, name)
@@ -189,15 +234,20 @@ class RestrictedUnpickler:
         elif t is OrderedDict or t is Counter:
             if not isinstance(state, dict) or not all(type(k) is str and not k.startswith("__") for k in state):
                 raise UnpicklingError("the state of an OrderedDict must be a dict of attribute names")
+            _check_state_names(t, state, slots=False)
             inst.__dict__.update(state)
         elif id(t) in self._user_types:
             setstate = getattr(inst, "__setstate__", None)
             if setstate is not None:
-                setstate(state)
+                setstate(state)  # the class interprets its own state
             else:
                 slotstate = None
                 if isinstance(state, tuple) and len(state) == 2:
                     state, slotstate = state
+                if state:
+                    _check_state_names(t, state, slots=False)
+                if slotstate:
+                    _check_state_names(t, slotstate, slots=True)
                 if state:
                     inst.__dict__.update(state)
                 if slotstate:
@@ -206,6 +256,34 @@ class RestrictedUnpickler:
         else:
             raise UnpicklingError("Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                                   f"`add_safe_globals`, but got {t.__name__}")
+
+
+def _check_state_names(cls, state, *, slots: bool) -> None:
+    """Refuse pickled state that would replace a method (or other class behaviour) of ``cls`` on the instance.
+
+    Plain class-level values (defaults that instances override) may be set; with ``slots``, so may data
+    descriptors (slots and properties with setters, which ``setattr`` goes through).
+    """
+    if not isinstance(state, dict):
+        raise UnpicklingError(f"Invalid serialized state for {cls.__name__}: expected a dict of attributes, got "
+                              f"{type(state).__name__}")
+    for k in state:
+        if type(k) is not str:
+            if slots:
+                raise UnpicklingError(f"Invalid serialized state for {cls.__name__}: slot names must be str, got "
+                                      f"{type(k).__name__}")
+            continue
+        shadowed = k.startswith("__") and k.endswith("__")
+        if not shadowed:
+            for klass in cls.__mro__:
+                if k in klass.__dict__:
+                    attr = klass.__dict__[k]
+                    shadowed = (callable(attr) or hasattr(type(attr), "__get__")) and not (
+                        slots and hasattr(type(attr), "__set__"))
+                    break
+        if shadowed:
+            raise UnpicklingError(f"Invalid serialized state: attribute {k!r} of {cls.__name__} cannot be set from "
+                                  f"an archive: it would replace {cls.__name__}.{k}")
 
 
 # --- opcode handlers (one per opcode; ``self`` is the unpickler) -------------------------------------------
@@ -360,25 +438,52 @@ def _empty_tuple(self):
 
 def _tuple(self):
     items = self._pop_mark()  # before reading self._stack: popping the mark replaces it
-    self._stack.append(tuple(items))
+    self._stack.append(self._nest(tuple(items), items))
 
 
 def _tuple1(self):
-    self._stack[-1] = (self._stack[-1],)
+    item = self._stack[-1]
+    t = (item,)
+    if type(item) in _ATOMS:
+        self._stack[-1] = t
+        return
+    depths = self._depths
+    depth = depths.get(id(item), _LEAF_DEPTH.get(type(item), 0)) + 1  # inline: the commonest tuples
+    if depth > 1:
+        if depth > self._max_depth:
+            self._too_deep()
+        depths[id(t)] = depth
+        self._keep.append(t)
+    self._stack[-1] = t
 
 
 def _tuple2(self):
     s = self._stack
     if len(s) < 2:
         raise UnpicklingError("data.pkl is malformed: TUPLE2 needs two items on the stack")
-    s[-2:] = [(s[-2], s[-1])]
+    a, b = s[-2], s[-1]
+    t = (a, b)
+    if type(a) in _ATOMS and type(b) in _ATOMS:
+        s[-2:] = [t]
+        return
+    depths = self._depths
+    da = depths.get(id(a), _LEAF_DEPTH.get(type(a), 0))
+    db = depths.get(id(b), _LEAF_DEPTH.get(type(b), 0))
+    depth = (da if da > db else db) + 1
+    if depth > 1:
+        if depth > self._max_depth:
+            self._too_deep()
+        depths[id(t)] = depth
+        self._keep.append(t)
+    s[-2:] = [t]
 
 
 def _tuple3(self):
     s = self._stack
     if len(s) < 3:
         raise UnpicklingError("data.pkl is malformed: TUPLE3 needs three items on the stack")
-    s[-3:] = [(s[-3], s[-2], s[-1])]
+    t = (s[-3], s[-2], s[-1])
+    s[-3:] = [self._nest(t, t)]
 
 
 def _empty_list(self):
@@ -387,7 +492,7 @@ def _empty_list(self):
 
 def _list(self):
     items = self._pop_mark()
-    self._stack.append(items)
+    self._stack.append(self._nest(items, items))
 
 
 def _empty_dict(self):
@@ -398,7 +503,7 @@ def _dict(self):
     items = self._pop_mark()
     if len(items) % 2:
         raise UnpicklingError("data.pkl is malformed: DICT needs key/value pairs")
-    self._stack.append({items[i]: items[i + 1] for i in range(0, len(items), 2)})
+    self._stack.append(self._nest({items[i]: items[i + 1] for i in range(0, len(items), 2)}, items))
 
 
 def _empty_set(self):
@@ -407,7 +512,7 @@ def _empty_set(self):
 
 def _frozenset(self):
     items = self._pop_mark()
-    self._stack.append(frozenset(items))
+    self._stack.append(self._nest(frozenset(items), items))
 
 
 def _check_target(self, kinds, opcode):
@@ -421,6 +526,10 @@ def _check_target(self, kinds, opcode):
     return target
 
 
+# the nesting depth of a container no other container is recorded for: 1 (not recorded, as most are)
+_LEAF_DEPTH = {tuple: 1, list: 1, dict: 1, set: 1, frozenset: 1, OrderedDict: 1, Counter: 1}
+_ATOMS = frozenset({int, float, str, bytes, bool, type(None)})  # never containers: no depth to look up
+
 _DICT_KINDS = (dict, OrderedDict, Counter)
 _LIST_KINDS = (list,)
 _SET_KINDS = (set,)
@@ -428,23 +537,31 @@ _SET_KINDS = (set,)
 
 def _append_op(self):
     item = self._stack.pop()
-    _check_target(self, _LIST_KINDS, "append").append(item)
+    target = _check_target(self, _LIST_KINDS, "append")
+    self._nest_into(target, (item,))
+    target.append(item)
 
 
 def _appends(self):
     items = self._pop_mark()
-    _check_target(self, _LIST_KINDS, "extend").extend(items)
+    target = _check_target(self, _LIST_KINDS, "extend")
+    self._nest_into(target, items)
+    target.extend(items)
 
 
 def _additems(self):
     items = self._pop_mark()
-    _check_target(self, _SET_KINDS, "add items").update(items)
+    target = _check_target(self, _SET_KINDS, "add items")
+    self._nest_into(target, items)
+    target.update(items)
 
 
 def _setitem(self):
     value = self._stack.pop()
     key = self._stack.pop()
-    _check_target(self, _DICT_KINDS, "SETITEM")[key] = value
+    target = _check_target(self, _DICT_KINDS, "SETITEM")
+    self._nest_into(target, (key, value))
+    target[key] = value
 
 
 def _setitems(self):
@@ -452,6 +569,7 @@ def _setitems(self):
     if len(items) % 2:
         raise UnpicklingError("data.pkl is malformed: SETITEMS needs key/value pairs")
     target = _check_target(self, _DICT_KINDS, "SETITEMS")
+    self._nest_into(target, items)
     for i in range(0, len(items), 2):
         target[items[i]] = items[i + 1]
 
@@ -507,25 +625,31 @@ def _reduce(self):
     self._check_callable(func, "reduce")
     if not isinstance(args, tuple):
         raise UnpicklingError(f"REDUCE arguments must be a tuple, got {type(args).__name__}")
-    self._stack[-1] = func(*args)
+    result = func(*args)
+    self._record(result, self._depths.get(id(args), 1))  # as deep as its arguments, one level of which it replaces
+    self._stack[-1] = result
 
 
 def _newobj(self):
     args = self._stack.pop()
     cls = self._stack.pop()
-    self._stack.append(self._new_object(cls, args, {}))
+    result = self._new_object(cls, args, {})
+    self._record(result, self._depths.get(id(args), 1))
+    self._stack.append(result)
 
 
 def _newobj_ex(self):
     kwargs = self._stack.pop()
     args = self._stack.pop()
     cls = self._stack.pop()
-    self._stack.append(self._new_object(cls, args, kwargs))
+    self._stack.append(self._nest(self._new_object(cls, args, kwargs), (args, kwargs)))
 
 
 def _build_op(self):
     state = self._stack.pop()
-    self._build(self._stack[-1], state)
+    inst = self._stack[-1]
+    self._nest_into(inst, (state,))
+    self._build(inst, state)
 
 
 def _binpersid(self):
