@@ -162,6 +162,159 @@ def test_deep_objects_written_by_torch_still_load(torch):
     assert r["chain"] == chain and r["set"] == {chain} and host(r["w"]).tolist() == [0, 1, 2]
 
 
+# --- zip bombs -------------------------------------------------------------------------------------------------
+
+_LOCAL = struct.Struct("<IHHHHHIIIHH")
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+_EOCD = struct.Struct("<IHHHHIIH")
+
+
+class RawZip:
+    """Writes a ZIP byte by byte, so that records may point wherever a test wants."""
+
+    def __init__(self):
+        self.out = bytearray()
+        self.entries = []
+
+    def header(self, name: str, method=0, crc=0, csize=0, usize=0, extra_len=0, extra=None) -> int:
+        """A local header; its extra field is ``extra_len`` zeros unless ``extra`` says what it covers."""
+        at = len(self.out)
+        nb = name.encode()
+        self.out += _LOCAL.pack(0x04034B50, 20, 0x800, method, 0, 0x21, crc, csize, usize, len(nb),
+                                extra_len if extra is None else extra) + nb
+        self.out += b"\x00" * extra_len
+        return at
+
+    def entry(self, name: str, offset: int, method: int, crc: int, csize: int, usize: int) -> None:
+        self.entries.append((name.encode(), offset, method, crc, csize, usize))
+
+    def record(self, name: str, data: bytes) -> None:
+        crc = zlib.crc32(data)
+        at = self.header(name, 0, crc, len(data), len(data))
+        self.out += data
+        self.entry(name, at, 0, crc, len(data), len(data))
+
+    def finish(self) -> bytes:
+        cd_start = len(self.out)
+        for nb, offset, method, crc, csize, usize in self.entries:
+            self.out += _CENTRAL.pack(0x02014B50, 20, 20, 0x800, method, 0, 0x21, crc, csize, usize, len(nb), 0, 0,
+                                      0, 0, 0, offset) + nb
+        n = len(self.entries)
+        self.out += _EOCD.pack(0x06054B50, 0, 0, n, n, len(self.out) - cd_start, cd_start, 0)
+        return bytes(self.out)
+
+
+def deflated(size: int) -> bytes:
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk = bytes(min(size, 1 << 20))
+    parts = [c.compress(chunk[:min(len(chunk), size - i)]) for i in range(0, size, len(chunk))]
+    return b"".join(parts) + c.flush()
+
+
+def storages_pickle(count: int, size: int) -> bytes:
+    """The data.pkl of ``count`` uint8 tensors of ``size`` elements, in records data/0, data/1, ..."""
+    return records(save_bytes([npusim.zeros(size, dtype=npusim.uint8) for _ in range(count)]))["archive/data.pkl"]
+
+
+def archive_start(z: RawZip, pkl: bytes) -> None:
+    z.record("archive/data.pkl", pkl)
+    z.record("archive/byteorder", b"little")
+    z.record("archive/version", b"3\n")
+
+
+def test_records_sharing_one_compressed_block_are_refused():
+    count, size = 8, 4 << 20
+    block = deflated(size)
+    z = RawZip()
+    archive_start(z, storages_pickle(count, size))
+    names = [f"archive/data/{i}" for i in range(count)]
+    # the local headers follow each other; each one's extra field covers the rest, up to the shared block
+    block_at = len(z.out) + sum(_LOCAL.size + len(n) for n in names)
+    crc = zlib.crc32(bytes(size))
+    for name in names:
+        at = z.header(name, 8, crc, len(block), size, extra=block_at - len(z.out) - _LOCAL.size - len(name))
+        z.entry(name, at, 8, crc, len(block), size)
+    assert len(z.out) == block_at
+    z.out += block
+    data = z.finish()
+    assert len(data) < 20_000  # 20 KB that would expand to 32 MiB of storages
+    with pytest.raises(ArchiveError, match=r"record 'data/0' \(offsets \d+ to \d+\) overlaps record 'data/1' at "
+                                           r"offset \d+: zip records must not share data"):
+        load_bytes(data)
+
+
+def test_a_record_whose_extra_field_jumps_over_another_record_is_refused():
+    pkl = storages_pickle(2, 8 << 10)
+    block = deflated(8 << 10)
+    crc = zlib.crc32(bytes(8 << 10))
+    z = RawZip()
+    archive_start(z, pkl)
+    # data/0's header, a gap as long as its compressed data, data/1 complete, then data/0's data
+    h0 = len(z.out)
+    gap = len(block) + 8
+    data1_len = _LOCAL.size + len("archive/data/1") + (8 << 10)
+    extra = gap + data1_len
+    z.header("archive/data/0", 8, crc, len(block), 8 << 10, extra_len=gap, extra=extra)
+    z.entry("archive/data/0", h0, 8, crc, len(block), 8 << 10)
+    z.record("archive/data/1", bytes(8 << 10))
+    z.out += block
+    data = z.finish()
+    with pytest.raises(ArchiveError, match="record 'data/0' .* overlaps record 'data/1' at offset"):
+        load_bytes(data)
+
+
+def test_an_archive_expanding_far_beyond_its_size_is_refused_before_inflating():
+    size = 400 << 20
+    block = deflated(size)
+    z = RawZip()
+    archive_start(z, _uint8_storage_pickle(size))
+    at = z.header("archive/data/0", 8, 0, len(block), size)
+    z.out += block
+    z.entry("archive/data/0", at, 8, 0, len(block), size)
+    data = z.finish()
+    assert len(data) < 1 << 20
+    with pytest.raises(ArchiveError, match=r"the archive's records expand to \d+ bytes from a file of \d+ bytes, more "
+                                           r"than npusim.load allows \(100 times the file's size plus 256 MiB\): it "
+                                           r"is a zip bomb or corrupt. If you trust it, raise "
+                                           r"npusim.serialization.zip_reader.MAX_EXPANSION_RATIO"):
+        load_bytes(data)
+
+
+def _uint8_storage_pickle(size: int) -> bytes:
+    """data.pkl of one uint8 tensor of ``size`` elements in record data/0 (without saving that much)."""
+    pkl = records(save_bytes(npusim.zeros(7, dtype=npusim.uint8)))["archive/data.pkl"]
+    assert pkl.count(b"K\x07") == 2  # numel in the persistent id and the size
+    return pkl.replace(b"K\x07", b"J" + struct.pack("<i", size))
+
+
+def test_the_expansion_limit_can_be_raised_for_trusted_files(monkeypatch):
+    from npusim.serialization import zip_reader
+    recs = records(save_bytes({"zeros": npusim.zeros(1 << 20, dtype=npusim.uint8)}))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in recs.items():
+            z.writestr(name, data)
+    data = out.getvalue()
+    assert host(load_bytes(data)["zeros"]).sum() == 0  # well within the default limit
+    monkeypatch.setattr(zip_reader, "EXPANSION_ALLOWANCE", 0)
+    with pytest.raises(ArchiveError, match="more than npusim.load allows"):
+        load_bytes(data)
+    monkeypatch.setattr(zip_reader, "MAX_EXPANSION_RATIO", 2000)
+    assert host(load_bytes(data)["zeros"]).shape == (1 << 20,)
+
+
+def test_archives_written_by_the_savers_pass_the_layout_checks(tmp_path):
+    obj = {f"w{i}": npusim.arange(float(i + 1)) for i in range(50)}
+    obj["big"] = npusim.zeros(1 << 18)
+    path = tmp_path / "many.pt"
+    npusim.save(obj, path, _extra_files={"a.txt": "x" * 1000})
+    r = npusim.load(path, mmap=True)
+    assert host(r["w9"]).tolist() == list(range(10))
+    data = path.read_bytes()
+    prefixed = b"\x00" * 100 + data  # bytes before the archive shift every offset
+    assert host(load_bytes(prefixed)["w3"]).tolist() == [0, 1, 2, 3]
+
+
 # --- state that shadows methods --------------------------------------------------------------------------------
 
 @dataclasses.dataclass

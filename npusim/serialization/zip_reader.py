@@ -21,14 +21,19 @@ U32_MAX = 0xFFFFFFFF
 U16_MAX = 0xFFFF
 _MAX_COMMENT = 0xFFFF
 _DEFLATE_MAX_RATIO = 1032  # deflate cannot expand more than this: larger claims are corrupt or hostile
+# All records together may hold at most this many times the file's size, plus the allowance (compressed
+# records of zeros can legitimately go past the ratio; raise these to load such a file you trust)
+MAX_EXPANSION_RATIO = 100
+EXPANSION_ALLOWANCE = 256 << 20
 # torch's legacy (non-zip) format starts with a pickled magic number
 _LEGACY_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19."
 
 
 class Record:
-    __slots__ = ("name", "header_offset", "method", "flags", "compressed_size", "size", "crc", "_data_offset")
+    __slots__ = ("name", "header_offset", "method", "flags", "compressed_size", "size", "crc", "_data_offset",
+                 "name_len", "_end_limit")
 
-    def __init__(self, name, header_offset, method, flags, compressed_size, size, crc):
+    def __init__(self, name, header_offset, method, flags, compressed_size, size, crc, name_len=0):
         self.name = name
         self.header_offset = header_offset
         self.method = method
@@ -37,6 +42,8 @@ class Record:
         self.size = size
         self.crc = crc
         self._data_offset = None
+        self.name_len = name_len      # bytes of the full name, as the local header must repeat it
+        self._end_limit = None        # where the next record (or the central directory) starts
 
 
 class ZipReader:
@@ -88,6 +95,7 @@ class ZipReader:
             raise ArchiveError(f"the central directory claims {n_total} entries but holds only {cd_size} bytes")
         cd = self._read_at(cd_offset + self._concat, cd_size, "the central directory")
         self._parse_central_directory(cd, n_total)
+        self._check_layout(cd_offset + self._concat)
 
     def _find_eocd(self, tail: bytes, tail_start: int) -> int:
         pos = len(tail)
@@ -173,7 +181,43 @@ class ZipReader:
             rel = name[len(prefix):]
             if rel in self._records:
                 raise ArchiveError(f"the archive holds record '{rel}' twice")
-            self._records[rel] = Record(rel, offset + self._concat, method, flags, csize, usize, crc)
+            self._records[rel] = Record(rel, offset + self._concat, method, flags, csize, usize, crc, name_len)
+
+    def _check_layout(self, cd_start: int) -> None:
+        """Refuse records that overlap, and archives whose records expand far beyond the file.
+
+        Overlapping records are how zip bombs multiply one block of compressed data. Each record spans at
+        least its local header, its name and its compressed data; ``data_offset`` checks the rest of it (the
+        local extra field) against the start of the next record once its header is read.
+        """
+        recs = sorted(self._records.values(), key=lambda r: r.header_offset)
+        total = 0
+        prev = None
+        prev_end = 0
+        for rec in recs:
+            if prev is not None and rec.header_offset < prev_end:
+                raise self._overlap_error(prev, prev_end, rec.name, rec.header_offset)
+            if prev is not None:
+                prev._end_limit = rec.header_offset
+            prev, prev_end = rec, rec.header_offset + _LOCAL.size + rec.name_len + rec.compressed_size
+            total += rec.size
+        if prev is not None:
+            if prev_end > cd_start:
+                raise self._overlap_error(prev, prev_end, "the central directory", cd_start)
+            prev._end_limit = cd_start
+        limit = self.file_size * MAX_EXPANSION_RATIO + EXPANSION_ALLOWANCE
+        if total > limit:
+            raise ArchiveError(f"the archive's records expand to {total} bytes from a file of {self.file_size} "
+                               f"bytes, more than npusim.load allows ({MAX_EXPANSION_RATIO} times the file's size "
+                               f"plus {EXPANSION_ALLOWANCE >> 20} MiB): it is a zip bomb or corrupt. If you trust "
+                               "it, raise npusim.serialization.zip_reader.MAX_EXPANSION_RATIO")
+
+    @staticmethod
+    def _overlap_error(rec: Record, end: int, other: str, other_start: int) -> ArchiveError:
+        what = other if other == "the central directory" else f"record '{other}'"
+        return ArchiveError(f"record '{rec.name}' (offsets {rec.header_offset} to {end}) overlaps {what} at offset "
+                            f"{other_start}: zip records must not share data (overlapping records are how zip "
+                            "bombs multiply their size), the archive is corrupt or hostile")
 
     def _zip64_fields(self, extra: bytes, name: str, usize: int, csize: int, offset: int):
         pos = 0
@@ -232,6 +276,12 @@ class ZipReader:
         if start + rec.compressed_size > self.file_size:
             raise ArchiveError(f"record '{rec.name}' is truncated: it needs {rec.compressed_size} bytes at offset "
                                f"{start}, but {self._what} holds {self.file_size} bytes")
+        if rec._end_limit is not None and start + rec.compressed_size > rec._end_limit:
+            following = min((r for r in self._records.values() if r.header_offset == rec._end_limit),
+                            key=lambda r: r.name, default=None)
+            raise self._overlap_error(rec, start + rec.compressed_size,
+                                      following.name if following is not None else "the central directory",
+                                      rec._end_limit)
         if rec.method == 0 and rec.compressed_size != rec.size:
             raise ArchiveError(f"record '{rec.name}' is stored uncompressed but its sizes differ "
                                f"({rec.compressed_size} vs {rec.size}): the archive is corrupt")
