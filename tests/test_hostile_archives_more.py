@@ -376,3 +376,64 @@ def _slotted(a, b):
     s = Slotted()
     s.a, s.b = a, b
     return s
+
+
+# --- saves -----------------------------------------------------------------------------------------------------
+
+def test_saving_to_a_fifo_writes_through_it(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    npusim.save({"w": npusim.arange(4.0)}, fifo)
+    reader.join(30)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a regular file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+    assert host(load_bytes(got[0])["w"]).tolist() == [0, 1, 2, 3]
+
+
+def test_saving_to_dev_null_keeps_it_a_character_device():
+    before = os.stat("/dev/null")
+    try:
+        npusim.save({"w": npusim.arange(4.0)}, "/dev/null")
+        after = os.stat("/dev/null")
+        assert stat.S_ISCHR(after.st_mode) and after.st_rdev == before.st_rdev
+    finally:
+        if not stat.S_ISCHR(os.stat("/dev/null").st_mode) and os.geteuid() == 0:  # repair what a failure broke
+            os.unlink("/dev/null")
+            os.mknod("/dev/null", stat.S_IFCHR | 0o666, before.st_rdev)
+            os.chmod("/dev/null", 0o666)
+
+
+def test_saving_to_a_directory_is_the_runtime_error_torch_raises(tmp_path):
+    with pytest.raises(RuntimeError, match="Is a directory") as info:
+        npusim.save(npusim.ones(1), tmp_path)
+    assert isinstance(info.value, IsADirectoryError)
+    assert sorted(tmp_path.iterdir()) == []
+
+
+@pytest.mark.oracle
+def test_torch_raises_a_runtime_error_for_a_directory_too(torch, tmp_path):
+    with pytest.raises(RuntimeError, match="Is a directory"):
+        torch.save(torch.ones(1), tmp_path)
+
+
+def test_an_extra_file_name_longer_than_zip_allows_is_refused_before_writing(tmp_path):
+    name = "n" * 65_536
+    buf = io.BytesIO()
+    with pytest.raises(RuntimeError, match="zip record names are limited to 65535 bytes"):
+        npusim.save(npusim.ones(2), buf, _extra_files={name: "x"})
+    assert buf.getvalue() == b""
+    with pytest.raises(RuntimeError, match="extra file name 'nnnn.*is too long"):
+        npusim.save(npusim.ones(2), tmp_path / "x.pt", _extra_files={name: "x"})
+    assert sorted(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="cannot be encoded as UTF-8"):
+        npusim.save(npusim.ones(2), buf, _extra_files={"bad\udc80name": "x"})
+    assert buf.getvalue() == b""
+    # the longest name that fits still round-trips
+    fits = "m" * (65_535 - len("archive/extra/"))
+    data = save_bytes(npusim.ones(2), _extra_files={fits: "ok"})
+    files = {fits: ""}
+    load_bytes(data, _extra_files=files)
+    assert files[fits] == b"ok"

@@ -3,7 +3,9 @@
 A reader sees either the previous file or the complete new one: a process
 killed in the middle of a save leaves the old file intact (and, at worst, a
 ``.<name>.<random>.tmp`` file beside it). The directory is fsynced after the
-rename so the new name survives a power loss too.
+rename so the new name survives a power loss too. Paths that are not regular files
+(a FIFO, ``/dev/null``) are written in place instead, as torch does: renaming
+over them would replace the device or pipe with a file.
 """
 from __future__ import annotations
 
@@ -11,6 +13,11 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
+
+
+class _DirectoryTargetError(IsADirectoryError, RuntimeError):
+    """Saving to a directory: an OSError as open() raises it, and the RuntimeError torch.save raises."""
 
 
 def _open_temp(path: str):
@@ -47,11 +54,20 @@ def target_path(path) -> str:
     if os.path.islink(path):
         path = os.path.realpath(path)
     if os.path.isdir(path):
-        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        raise _DirectoryTargetError(errno.EISDIR, "cannot save to a directory: open file failed with strerror: Is "
+                                    "a directory", path)
     parent = os.path.dirname(path)
     if parent and not os.path.isdir(parent):
         raise RuntimeError(f"Parent directory {parent} does not exist.")
     return path
+
+
+def is_special_file(path: str) -> bool:
+    """Whether ``path`` exists and is not a regular file (a FIFO, a device): it is written in place."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager

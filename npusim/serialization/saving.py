@@ -9,12 +9,13 @@ import numpy as np
 from ..core.api_usage import log_api_usage_once
 from ..core.device import CPU
 from ..core.device_hooks import get_device_hooks
-from .atomic_file import atomic_write, target_path
+from .atomic_file import atomic_write, is_special_file, target_path
 from .extra_files import files_to_write
 from .pickler import pickle_object
 from .zip_writer import ALIGNMENT, ZipWriter
 
 FORMAT_VERSION = b"3\n"
+MAX_RECORD_NAME = 0xFFFF  # zip headers store a name's length in 16 bits
 
 
 def _note_api_usage(name: str) -> None:
@@ -45,6 +46,19 @@ def _write_archive(out, archive_name: str, data_pkl: bytes, storages, extra: dic
     w.finish()
 
 
+def _check_record_names(archive_name: str, extra: dict) -> None:
+    """Refuse extra-file names the zip format cannot hold, before anything is written."""
+    for name in extra:
+        full = f"{archive_name}/extra/{name}"
+        try:
+            n = len(full.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError(f"invalid extra file name {name!r}: it cannot be encoded as UTF-8") from None
+        if n > MAX_RECORD_NAME:
+            raise RuntimeError(f"extra file name {name[:40]!r}... is too long: its zip record name takes {n} bytes "
+                               f"encoded as UTF-8, but zip record names are limited to {MAX_RECORD_NAME} bytes")
+
+
 def save(obj, f, _extra_files=None) -> None:
     """Save ``obj`` (tensors, storages, containers of them, state dicts...) to a path or binary file.
 
@@ -52,17 +66,23 @@ def save(obj, f, _extra_files=None) -> None:
     shared by several tensors are stored once. ``_extra_files`` maps names to
     str or bytes stored under ``extra/`` (with the files of the hook set by
     ``npusim.serialization.set_extra_files_hook``). Saving to a path is atomic:
-    the previous file stays intact until the new one is complete on disk.
+    the previous file stays intact until the new one is complete on disk (a
+    path that is not a regular file, such as a FIFO or ``/dev/null``, is
+    written in place).
     """
     _note_api_usage("npusim.save")
     is_path = isinstance(f, (str, bytes, os.PathLike))
     if not is_path and not hasattr(f, "write"):
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
     extra = files_to_write(obj, _extra_files)
+    path = target_path(f) if is_path else None
+    archive_name = (os.path.splitext(os.path.basename(path))[0] or "archive") if is_path else "archive"
+    _check_record_names(archive_name, extra)
     data_pkl, storages = pickle_object(obj)
-    if is_path:
-        path = target_path(f)
-        archive_name = os.path.splitext(os.path.basename(path))[0] or "archive"
+    if is_path and is_special_file(path):
+        with open(path, "wb") as out:  # a FIFO or device: replacing it with a file would destroy it
+            _write_archive(out, archive_name, data_pkl, storages, extra)
+    elif is_path:
         with atomic_write(path) as out:
             _write_archive(out, archive_name, data_pkl, storages, extra, sync_file=True)
     else:
