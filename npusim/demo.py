@@ -77,13 +77,26 @@ def evaluate(model, data, device):
     return loss
 
 
+DEFAULT_STEPS = 250
+
+HELP = f"""\
+Train a small character-level transformer on the npu (AdamW, autocast with a GradScaler) and check that
+its validation loss gets under the quality bar of {QUALITY_BAR} nats per character (untrained: about 3.6).
+Then print the device mode, time per step, npu memory, the top ops of a profile, and reload a saved
+checkpoint to the same validation loss. The same --seed prints the same losses.
+
+The quality bar applies to the default {DEFAULT_STEPS} steps: a shorter run reports its validation loss
+without judging it. The exit status is 0 when every check passed."""
+
+
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(prog="python -m npusim demo", description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=250, help="training steps (default 250)")
+    p = argparse.ArgumentParser(prog="python -m npusim demo", description=HELP,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, help=f"training steps (default {DEFAULT_STEPS})")
     p.add_argument("--device", choices=["npu", "cpu"], default="npu", help="where to train (default npu)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--lr", type=float, default=4e-3)
+    p.add_argument("--batch-size", type=int, default=32, help="sequences of 64 characters per step (default 32)")
+    p.add_argument("--lr", type=float, default=4e-3, help="AdamW's learning rate (default 0.004)")
     p.add_argument("--no-amp", action="store_true", help="train in float32 without autocast")
     p.add_argument("--profile", metavar="TRACE.json", help="also write a Chrome trace of ten steps")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -141,8 +154,13 @@ def main(argv=None) -> int:
     per_step = (time.perf_counter() - start) / args.steps
 
     val_loss = evaluate(model, val, device)
-    ok = val_loss < QUALITY_BAR
-    print(f"validation loss {val_loss:.4f} (bar: < {QUALITY_BAR}) -> {'PASS' if ok else 'FAIL'}")
+    judged = args.steps >= DEFAULT_STEPS   # the bar is set for the default length; a shorter run cannot reach it
+    ok = val_loss < QUALITY_BAR or not judged
+    if judged:
+        print(f"validation loss {val_loss:.4f} (bar: < {QUALITY_BAR}) -> {'PASS' if ok else 'FAIL'}")
+    else:
+        print(f"validation loss {val_loss:.4f} (the bar, < {QUALITY_BAR}, applies to the default {DEFAULT_STEPS} "
+              f"steps: not judged after {args.steps})")
     print(f"time per step {per_step * 1e3:.1f} ms over {args.steps} steps")
     if device.type == "npu":
         print(f"npu memory: allocated {npusim.npu.memory_allocated(device) / 2**20:.2f} MiB, peak "

@@ -17,15 +17,16 @@ def run_demo(*args):
                           env=env, cwd=str(ROOT), timeout=300)
 
 
-def test_a_short_run_reports_everything_and_fails_the_bar_it_cannot_reach():
+def test_a_short_run_reports_everything_and_leaves_the_bar_to_the_full_run():
     r = run_demo("--steps", "3")
     out = r.stdout
     assert "| device npu:0 (emulation) |" in out or "| device npu:0 (cuda) |" in out, out + r.stderr
-    m = re.search(r"validation loss ([0-9.]+) \(bar: < 2\.0\) -> (PASS|FAIL)", out)
+    m = re.search(r"validation loss ([0-9.]+) \(the bar, < 2\.0, applies to the default 250 steps: not judged "
+                  r"after 3\)", out)
     assert m, out + r.stderr
-    # three steps cannot reach the bar: the demo says so and exits non-zero
-    assert float(m.group(1)) > 2.0 and m.group(2) == "FAIL"
-    assert r.returncode == 1
+    # three steps cannot reach the bar: the demo says the bar is not for them, and the user's run succeeds
+    assert float(m.group(1)) > 2.0 and "FAIL" not in out
+    assert r.returncode == 0, out + r.stderr
     assert re.search(r"npu memory: allocated [0-9.]+ MiB, peak [0-9.]+ MiB", out)
     assert "aten::matmul" in out   # the profile's table
     assert "identical to the model's after the profiled steps" in out
@@ -46,3 +47,16 @@ def test_a_bad_step_count_is_refused():
     r = run_demo("--steps", "0")
     assert r.returncode != 0
     assert "--steps must be at least 1" in r.stderr
+
+
+def test_help_documents_every_option_in_plain_text():
+    r = subprocess.run([sys.executable, "-m", "npusim", "demo", "--help"], capture_output=True, text=True,
+                       cwd=str(ROOT), timeout=120)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    for option in ("--steps", "--device", "--seed", "--batch-size", "--lr", "--no-amp", "--profile", "--quiet"):
+        at = next(i for i, l in enumerate(lines) if l.strip().startswith(option))
+        # the help follows the option and its metavar on the same line, or on the next when they are long
+        text = lines[at].strip()[len(option):].split("  ", 1)[1:] or [lines[at + 1]]
+        assert text[0].strip(), lines[at]
+    assert "``" not in r.stdout and "quality bar" in r.stdout and "default 250 steps" in r.stdout
