@@ -14,13 +14,11 @@ import stat
 import struct
 import subprocess
 import sys
-import textwrap
 import threading
 import zipfile
 import zlib
 from collections import Counter, OrderedDict
 
-import numpy as np
 import pytest
 
 import npusim
