@@ -7,6 +7,7 @@ the npu's AMP functions, custom_fwd/custom_bwd, and torch's errors and warnings.
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import warnings
@@ -284,6 +285,80 @@ def test_mlp_trained_with_autocast_and_grad_scaler_converges():
     assert all(p.dtype is npusim.float32 for p in model.parameters())
     assert losses[-1] < 0.05 * losses[0]
 
+
+
+# Ops of the float32 lists on a matmul's lower-precision result (module m: npusim or torch). Their backward
+# must hand the matmul a gradient in its own dtype, as torch's engine does.
+FP32_AFTER_MATMUL = {
+    "softmax": lambda m, y: m.softmax(y, -1),
+    "log_softmax": lambda m, y: m.nn.functional.log_softmax(y, -1),
+    "sum": lambda m, y: y.sum(),
+    "sum(dim)": lambda m, y: y.sum(1, keepdim=True) * y.sum(0),
+    "prod": lambda m, y: (y * 0.1 + 1).prod(),
+    "prod(dim)": lambda m, y: y.prod(1),
+    "cumsum": lambda m, y: m.cumsum(y, 1),
+    "cumprod": lambda m, y: m.cumprod(y + 1.5, 1),
+    "norm": lambda m, y: y.norm(),
+    "norm(dim)": lambda m, y: m.norm(y, p=3, dim=1),
+    "vector_norm": lambda m, y: m.linalg.vector_norm(y, dim=0),
+    "matrix_norm": lambda m, y: m.linalg.matrix_norm(y),
+    "exp": lambda m, y: m.exp(y),
+    "pow": lambda m, y: y ** 3,
+    "layer_norm": lambda m, y: m.nn.functional.layer_norm(y, (8,)),
+    "logsumexp": lambda m, y: m.logsumexp(y, 1),
+    "mse_loss": lambda m, y: m.nn.functional.mse_loss(y, y.detach().flip(0)),
+    "cross_entropy": lambda m, y: m.nn.functional.cross_entropy(y, m.tensor([0, 3, 5, 7], device=y.device)),
+}
+_XW = (RNG.standard_normal((4, 8)) * 0.5).astype(np.float32), (RNG.standard_normal((8, 8)) * 0.5).astype(np.float32)
+def _weight_grad(m, device, name, region):
+    """w's gradient through ``FP32_AFTER_MATMUL[name]`` of ``x @ w``; ``region`` wraps the forward pass."""
+    x = m.tensor(_XW[0], device=device)
+    w = m.tensor(_XW[1], device=device).requires_grad_()
+    with region():
+        z = FP32_AFTER_MATMUL[name](m, m.mm(x, w))
+    # a weighted sum, not a plain one: softmax's rows sum to 1
+    (z.float().reshape(-1) * m.linspace(-1, 2, z.numel(), device=device)).sum().backward()
+    return z, w.grad
+
+
+@pytest.mark.parametrize("low", LOW, ids=LOW_IDS)
+@pytest.mark.parametrize("name", list(FP32_AFTER_MATMUL))
+def test_backward_through_float32_ops_after_a_lower_precision_matmul(device, name, low):
+    z, grad = _weight_grad(npusim, device, name, lambda: npusim.autocast(device, dtype=low))
+    assert grad.dtype is npusim.float32
+    if device == "npu":
+        assert z.dtype is npusim.float32    # every case here is on a float32 list of the npu
+    _, exact = _weight_grad(npusim, device, name, contextlib.nullcontext)
+    np.testing.assert_allclose(host(grad), host(exact), rtol=0.05, atol=0.05 * np.abs(host(exact)).max())
+
+
+# reductions given an output dtype, outside autocast (what autocast's fp32_set_opt_dtype policy asks for)
+WITH_DTYPE = {
+    "softmax": lambda m, h, f: m.softmax(h, 1, dtype=f),
+    "log_softmax": lambda m, h, f: m.log_softmax(h, 1, dtype=f),
+    "sum": lambda m, h, f: h.sum(dtype=f),
+    "sum(dim)": lambda m, h, f: h.sum(0, dtype=f),
+    "mean": lambda m, h, f: h.mean(dtype=f),
+    "mean(dim)": lambda m, h, f: h.mean(1, dtype=f),
+    "prod": lambda m, h, f: h.prod(dtype=f),
+    "prod(dim)": lambda m, h, f: h.prod(1, dtype=f),
+    "norm": lambda m, h, f: m.norm(h, dim=1, dtype=f),
+}
+
+
+def _grad_with_dtype(m, device, name, low):
+    a = np.linspace(-1.5, 1.5, 12, dtype=np.float32).reshape(3, 4)
+    h = m.tensor(a, device=device).to(getattr(m, low)).requires_grad_()
+    z = WITH_DTYPE[name](m, h, m.float32)
+    (z.reshape(-1) * m.linspace(-1, 2, z.numel(), device=device)).sum().backward()
+    return z, h.grad
+
+
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(WITH_DTYPE))
+def test_reductions_given_a_dtype_return_the_gradient_in_the_inputs_dtype(device, name, low):
+    z, grad = _grad_with_dtype(npusim, device, name, low)
+    assert z.dtype is npusim.float32 and grad.dtype is getattr(npusim, low)
 
 # --- the cast cache -----------------------------------------------------------------------------------------------
 
@@ -809,3 +884,45 @@ def test_unsupported_dtype_warning_matches_torch(torch):
         warnings.simplefilter("always")
         npusim.autocast("cpu", dtype=npusim.float32)
     assert [str(w.message).replace("torch.", "npusim.") for w in theirs] == [str(w.message) for w in ours]
+
+
+def _torch_weight_grad(torch, device, name, low):
+    """torch's w gradient through ``FP32_AFTER_MATMUL[name]`` of an autocast ``x @ w``.
+
+    The cpu runs torch's cpu autocast; the npu is compared with torch's CUDA autocast (its lists are the
+    npu's), written out on torch's cpu: the matmul in the lower dtype, the op on its float32 copy.
+    """
+    x = torch.tensor(_XW[0])
+    w = torch.tensor(_XW[1]).requires_grad_()
+    low = getattr(torch, low)
+    if device == "cpu":
+        with torch.autocast("cpu", dtype=low):
+            z = FP32_AFTER_MATMUL[name](torch, torch.mm(x, w))
+    else:
+        z = FP32_AFTER_MATMUL[name](torch, torch.mm(x.to(low), w.to(low)).float())
+    (z.float().reshape(-1) * torch.linspace(-1, 2, z.numel())).sum().backward()
+    return z, w.grad
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(FP32_AFTER_MATMUL))
+def test_backward_after_autocast_matches_torch(torch, device, name, low):
+    z, grad = _weight_grad(npusim, device, name, lambda: npusim.autocast(device, dtype=getattr(npusim, low)))
+    tz, tgrad = _torch_weight_grad(torch, device, name, low)
+    assert str(z.dtype).replace("npusim.", "") == str(tz.dtype).replace("torch.", "")
+    assert grad.dtype is npusim.float32
+    expected = tgrad.numpy()
+    tol = 1e-2 if low == "float16" else 3e-2
+    np.testing.assert_allclose(host(grad), expected, rtol=tol, atol=tol * np.abs(expected).max())
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", list(WITH_DTYPE))
+def test_reduction_gradients_given_a_dtype_match_torch(torch, device, name, low):
+    z, grad = _grad_with_dtype(npusim, device, name, low)
+    tz, tgrad = _grad_with_dtype(torch, "cpu", name, low)
+    assert str(grad.dtype).replace("npusim.", "") == str(tgrad.dtype).replace("torch.", "")
+    expected = tgrad.float().numpy()
+    np.testing.assert_allclose(host(grad.float()), expected, rtol=1e-2, atol=1e-2 * np.abs(expected).max())

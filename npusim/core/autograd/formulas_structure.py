@@ -31,21 +31,25 @@ def _unreduce(g, shape, dims, keepdim):
 
 # --- reductions ----------------------------------------------------------------------------------------------
 
+# A reduction given an output dtype (sum(dtype=), autocast's float32 softmax of a float16 input) hands back
+# its gradient in the input's dtype, as torch's engine casts every gradient to its input's dtype.
+
 @derivative("sum", save=("self_meta",))
 def sum_backward(ctx, g):
-    return aten.expand.default(g, ctx.self_meta.shape)
+    x = ctx.self_meta
+    return aten.expand.default(_to(g, x.dtype), x.shape)
 
 
 @derivative("sum.dim_IntList", save=("self_meta", "dim", "keepdim"))
 def sum_dim_backward(ctx, g):
     x = ctx.self_meta
-    return _unreduce(g, x.shape, _dims(ctx.dim, x.dim()), ctx.keepdim)
+    return _unreduce(_to(g, x.dtype), x.shape, _dims(ctx.dim, x.dim()), ctx.keepdim)
 
 
 @derivative("mean", save=("self_meta",))
 def mean_backward(ctx, g):
     x = ctx.self_meta
-    return _div(aten.expand.default(g, list(x.shape)), max(x.numel(), 1))
+    return _to(_div(aten.expand.default(g, list(x.shape)), max(x.numel(), 1)), x.dtype)
 
 
 @derivative("mean.dim", save=("self_meta", "dim", "keepdim"))
@@ -55,7 +59,7 @@ def mean_dim_backward(ctx, g):
     n = 1
     for d in dims:
         n *= x.shape[d] if x.dim() else 1
-    return _div(_unreduce(g, x.shape, dims, ctx.keepdim), max(n, 1))
+    return _to(_div(_unreduce(g, x.shape, dims, ctx.keepdim), max(n, 1)), x.dtype)
 
 
 def _prod_of_others(x, dim):
@@ -76,7 +80,7 @@ def prod_backward(ctx, g):
     if flat.numel() == 0:
         return aten.zeros_like.default(x)
     others = aten.reshape.default(_prod_of_others(flat, 0), list(x.shape))
-    return _mul(aten.expand.default(g, list(x.shape)), others)
+    return _to(_mul(aten.expand.default(g, list(x.shape)), others), x.dtype)
 
 
 @derivative("prod.dim_int", save=("self", "dim", "keepdim"))
@@ -86,7 +90,7 @@ def prod_dim_backward(ctx, g):
         return g
     dim = ctx.dim % x.dim()
     others = _prod_of_others(x, dim)
-    return _mul(_unreduce(g, x.shape, [dim], ctx.keepdim), others)
+    return _to(_mul(_unreduce(g, x.shape, [dim], ctx.keepdim), others), x.dtype)
 
 
 def _evenly(g, x, result, dims, keepdim):
@@ -214,8 +218,9 @@ def norm_backward(ctx, g):
     dims = _dims(saved.get("dim"), x.dim())
     keepdim = bool(saved.get("keepdim") or False)
     p = 2.0 if ctx.p is None else float(ctx.p)
-    return _norm_grad(x, _unreduce(g, x.shape, dims, keepdim), _unreduce(ctx.result, x.shape, dims, keepdim), p,
-                      dims)
+    # norm.ScalarOpt_dim_dtype's result (autocast's float32 norm) is differentiated in x's dtype
+    return _norm_grad(x, _unreduce(_to(g, x.dtype), x.shape, dims, keepdim),
+                      _unreduce(_to(ctx.result, x.dtype), x.shape, dims, keepdim), p, dims)
 
 
 @derivative("linalg_vector_norm", save=("self", "ord", "dim", "keepdim"), save_result=True,
@@ -273,20 +278,22 @@ def cumprod_backward(ctx, g):
     return as_input(r, x)
 
 
-@derivative("softmax.int", "_softmax", save=("dim",), save_result=True)
+# softmax(x, dtype=) and _softmax(x, half_to_float=True) compute in the result's dtype; the gradient goes
+# back in x's (torch's _softmax_backward_data takes input_dtype)
+@derivative("softmax.int", "_softmax", save=("dim", "self_meta"), save_result=True)
 def softmax_backward(ctx, g):
     r = ctx.result
     dim = ctx.dim
     gr = _mul(g, r)
     out = _sub(gr, _mul(r, aten.sum.dim_IntList(gr, [dim], True)))
-    return out
+    return _to(out, ctx.self_meta.dtype)
 
 
-@derivative("log_softmax.int", "_log_softmax", save=("dim",), save_result=True)
+@derivative("log_softmax.int", "_log_softmax", save=("dim", "self_meta"), save_result=True)
 def log_softmax_backward(ctx, g):
     r = ctx.result
     dim = ctx.dim
-    return _sub(g, _mul(aten.exp.default(r), aten.sum.dim_IntList(g, [dim], True)))
+    return _to(_sub(g, _mul(aten.exp.default(r), aten.sum.dim_IntList(g, [dim], True))), ctx.self_meta.dtype)
 
 
 # --- views and shape -------------------------------------------------------------------------------------------
