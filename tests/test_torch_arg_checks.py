@@ -101,13 +101,115 @@ CASES = [
     ("iinfo-int", lambda L: L.iinfo(int).bits),
     ("set_default_dtype-float", lambda L: L.set_default_dtype(float)),
     ("module-to-float", lambda L: L.nn.Linear(2, 2).to(float).weight.dtype == L.float64),
+    # dtypes, autograd and shapes refused as torch refuses them
+    ("nanmean-dtype-uint8", lambda L: L.ones(3).nanmean(dtype=L.uint8)),
+    ("nanmean-dtype-float64", lambda L: L.ones(3).nanmean(dtype=L.float64)),
+    ("detach_-of-a-view", lambda L: L.ones(4)[::2].detach_()),
+    ("detach_-of-a-leaf", lambda L: L.ones(4).detach_()),
+    ("where-out-requires-grad", lambda L: L.where(L.tensor([True, False]), L.ones(2), L.zeros(2),
+                                                  out=L.zeros(2, requires_grad=True))),
+    ("where-input-requires-grad-out", lambda L: L.where(L.tensor([True, False]), L.ones(2, requires_grad=True),
+                                                        L.zeros(2), out=L.zeros(2))),
+    ("index_add-0d-source", lambda L: L.zeros(3).index_add(-1, L.tensor(1), L.tensor(5.))),
+    ("index_add-0d-index", lambda L: L.zeros(3).index_add(0, L.tensor(1), L.tensor([5.]))),
+    ("index_add-0d-self", lambda L: L.tensor(1.).index_add(0, L.tensor([0]), L.tensor(5.))),
+    ("index_add-source-dims", lambda L: L.zeros(2, 3).index_add(1, L.tensor([0]), L.ones(2))),
+    ("index_add-source-shape", lambda L: L.zeros(2, 3).index_add(1, L.tensor([0]), L.ones(3, 1))),
+    ("isclose-int-other", lambda L: L.isclose(L.ones(2), 1)),
+    ("addcmul_-float-tensor1", lambda L: L.ones(2).addcmul_(2.0, L.ones(2))),
+    ("addcmul_-value-first", lambda L: L.ones(2).addcmul_(2.0, L.ones(2), L.ones(2))),
+    ("addcdiv-float-tensor2", lambda L: L.ones(2).addcdiv(L.ones(2), 2.0)),
+    ("copysign-tuple", lambda L: L.copysign(L.ones(2), (2,))),
+    # 0-d inputs reduced along a dim stay 0-d
+    ("median-0d-dim", lambda L: tuple(L.tensor(3.).median(0))),
+    ("median-0d-keepdim", lambda L: tuple(L.tensor(3.).median(0, keepdim=True))),
+    ("mode-0d-dim", lambda L: tuple(L.tensor(3.).mode(0))),
+    ("nanmedian-0d-dim", lambda L: tuple(L.tensor(3.).nanmedian(-1))),
+    ("kthvalue-0d-dim", lambda L: tuple(L.tensor(3.).kthvalue(1, 0))),
+    # resize_ from the storage offset, with contiguous strides
+    ("resize_-of-a-strided-view", lambda L: L.arange(8.).view(2, 4)[:, ::2].resize_(4)),
+    ("resize_-view-writes-its-base", lambda L: _resized_view_base(L)),
+    ("out-view-resized-writes-its-base", lambda L: _out_view_base(L)),
+    ("resize_-transposed", lambda L: L.arange(6.).view(2, 3).t().resize_(3)),
+    # error types
+    ("hstack-empty", lambda L: L.hstack([])),
+    ("vstack-empty", lambda L: L.vstack([])),
+    ("hstack-tensor", lambda L: L.hstack(L.ones(2))),
+    ("vstack-int", lambda L: L.vstack([1])),
+    ("getitem-str", lambda L: L.ones(2)["a"]),
+    ("getitem-None-str", lambda L: L.ones(2)[None, "a"]),
+    ("getitem-float", lambda L: L.ones(2)[1.5]),
+    # missing functions
+    ("angle", lambda L: L.angle(L.tensor([-1., 2., 0., -0.0]))),
+    ("angle-method", lambda L: L.tensor([-1., 2.]).angle()),
+    ("angle-int", lambda L: L.angle(L.tensor([-1, 2]))),
+    ("angle-half", lambda L: L.angle(L.tensor([-1., 2.], dtype=L.float16))),
+    ("angle-out", lambda L: L.angle(L.tensor([-3.]), out=L.empty(0))),
+    ("set_-tensor", lambda L: _set_shares(L)),
+    ("set_-nothing", lambda L: L.zeros(2).set_()),
+    ("set_-storage", lambda L: L.zeros(2).set_(L.arange(6.).untyped_storage())),
+    ("set_-storage-offset-size-stride", lambda L: L.zeros(2).set_(L.arange(6.).untyped_storage(), 1, (2,), (2,))),
+    ("set_-other-dtype", lambda L: L.zeros(2).set_(L.zeros(2, dtype=L.long))),
+    ("set_-int", lambda L: L.zeros(2).set_(3)),
+    ("set_-leaf-requiring-grad", lambda L: L.zeros(2, requires_grad=True).set_(L.ones(2))),
+    ("atleast_2d-nothing", lambda L: L.atleast_2d()),
+    ("atleast_1d-nothing", lambda L: L.atleast_1d()),
+    ("atleast_2d-two", lambda L: L.atleast_2d(L.ones(2), L.tensor(1.))),
+    ("atleast_2d-list", lambda L: L.atleast_2d([L.ones(2)])),
+    ("atleast_1d-int", lambda L: L.atleast_1d(1)),
 ]
+
+
+def _resized_view_base(L):
+    b = L.arange(8.)
+    b[2:].resize_(3).fill_(-1)
+    return b
+
+
+def _out_view_base(L):
+    o = L.zeros(6)
+    L.add(L.ones(2), 1, out=o[1:5])
+    return o
+
+
+def _set_shares(L):
+    a, b = L.zeros(2), L.arange(6.).view(2, 3)
+    a.set_(b[:, 1:])
+    a.fill_(7)
+    return b, a, a.stride(), a.storage_offset()
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_argument_checks_match_torch(torch, case):
     check_like_torch(torch, case[1])
+
+
+@pytest.mark.skipif(not npusim.npu.is_available(), reason="needs the npu")
+def test_resize_past_the_device_capacity_raises_before_allocating():
+    t = npusim.zeros(2, device="npu")
+    before = npusim.npu.memory_allocated()
+    with pytest.raises(npusim.npu.OutOfMemoryError):
+        t.resize_(6 * 2 ** 30)   # 24 GiB of float32 on a 16 GiB device
+    assert t.shape == (2,) and npusim.npu.memory_allocated() == before
+    assert t.resize_(1000).shape == (1000,)
+
+
+def test_resize_keeps_a_view_in_its_base_and_grows_a_copy(device):
+    b = npusim.arange(8., device=device)
+    v = b.view(2, 4)[:, ::2].resize_(4)
+    assert host(v).tolist() == [0, 1, 2, 3] and v._base is b
+    grown = b[6:].resize_(5)
+    assert host(grown[:2]).tolist() == [6, 7] and b.shape == (8,)
+
+
+def test_set_shares_memory(device):
+    a, b = npusim.zeros(2, device=device), npusim.arange(4., device=device)
+    a.set_(b)
+    a.fill_(1)
+    assert host(b).tolist() == [1, 1, 1, 1]
+    c = npusim.zeros(1, device=device).set_(b.untyped_storage(), 1, (2,), (2,))
+    assert host(c).tolist() == [1, 1] and c.stride() == (2,) and c.storage_offset() == 1
 
 
 def test_python_types_are_dtypes(device):

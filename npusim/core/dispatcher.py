@@ -662,12 +662,15 @@ def _generate(op: OpOverload):
             cond = (f"{n}.__class__ is not int or not {in_range}" if kind == "int" else
                     f"{n}.__class__ is int and not {in_range} or "
                     f"{n}.__class__ is not int and {n}.__class__ is not float")
-            body += [f"if {cond}:", f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, {positional})"]
+            body += [f"if {cond}:",
+                     f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, "
+                     f"{positional})"]
         elif t.base in ("int", "SymInt") and t.is_list:
             x = fresh("_x")
             check = f"{N['check_ints']}({n}, {N['op']}, {a.name!r}, {t.optional}, {where}, {positional})"
             body += [f"if {n}.__class__ is list or {n}.__class__ is tuple:", f"    for {x} in {n}:",
-                     f"        if {x}.__class__ is not int or not {_I64_MIN} <= {x} <= {_I64_MAX}:", f"            {check}", "            break",
+                     f"        if {x}.__class__ is not int or not {_I64_MIN} <= {x} <= {_I64_MAX}:",
+                     f"            {check}", "            break",
                      "else:", f"    {check}"]
         if t.base != "Tensor":
             continue

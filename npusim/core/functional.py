@@ -77,7 +77,7 @@ def _unary(name, op_name=None, has_out=True):
 
 
 for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-           "sigmoid", "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10",
+           "sigmoid", "erf", "floor", "ceil", "trunc", "sign", "sgn", "angle", "reciprocal", "exp2", "log2", "log10",
            "sinh", "cosh", "asin", "acos", "atan", "logical_not", "bitwise_not", "square"):
     globals()[_n] = _unary(_n)
 for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
@@ -278,6 +278,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 @_export
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     _check_input(input, "isclose")
+    _check_input(other, "isclose", "other", 2)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     if rtol < 0:
@@ -628,16 +629,32 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return r if out is None else _copy_into(out, r)
 
 
+def addc_args(name, tensor1, tensor2, rest, value, first):
+    """(tensor1, tensor2, value) of addcmul/addcdiv, from torch's signature or its deprecated one with the value
+    first (``t.addcmul_(0.5, a, b)``); a non-Tensor operand is torch's TypeError."""
+    if rest:
+        if len(rest) > 1 or isinstance(tensor1, Tensor):
+            raise TypeError(f"{name}() takes 2 positional arguments but {2 + len(rest)} were given")
+        tensor1, tensor2, value = tensor2, rest[0], tensor1
+    for pos, (argname, v) in enumerate((("tensor1", tensor1), ("tensor2", tensor2)), first):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{name}(): argument '{argname}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+    return tensor1, tensor2, value
+
+
 @_export
-def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
     _check_input(input, "addcmul")
+    tensor1, tensor2, value = addc_args("addcmul", tensor1, tensor2, args, value, 2)
     r = _ov("addcmul")(input, tensor1, tensor2, value=value)
     return r if out is None else _copy_into(out, r)
 
 
 @_export
-def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     _check_input(input, "addcdiv")
+    tensor1, tensor2, value = addc_args("addcdiv", tensor1, tensor2, args, value, 2)
     r = _ov("addcdiv")(input, tensor1, tensor2, value=value)
     return r if out is None else _copy_into(out, r)
 
@@ -727,25 +744,54 @@ def stack(tensors, dim=0, *, out=None, axis=None):
     return _ov("stack")(tensors, dim) if out is None else _ov("stack", "out")(tensors, dim, out=out)
 
 
+def _stack_list(tensors, name):
+    """torch's checks on the list of a stacking function (hstack, vstack, ...)."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
 @_export
 def hstack(tensors, *, out=None):
-    ts = [atleast_1d(t) for t in tensors]
+    _stack_list(tensors, "hstack")
+    ts = [_at_least(t, 1) for t in tensors]
     return cat(ts, 0 if ts and ts[0].dim() == 1 else 1, out=out)
 
 
 @_export
 def vstack(tensors, *, out=None):
-    return cat([atleast_2d(t) for t in tensors], 0, out=out)
+    _stack_list(tensors, "vstack")
+    return cat([_at_least(t, 2) for t in tensors], 0, out=out)
 
 
-@_export
-def atleast_1d(t):
-    return t.reshape(1) if t.dim() == 0 else t
+def _at_least(t, n):
+    return t.reshape([1] * (n - t.dim()) + list(t.shape)) if t.dim() < n else t
 
 
-@_export
-def atleast_2d(t):
-    return t.reshape(1, -1) if t.dim() < 2 and t.dim() >= 0 and t.dim() != 2 else t
+def _at_least_nd(name, n):
+    def fn(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return _at_least(tensors[0], n)
+        ts = tuple(tensors[0]) if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+        if len(tensors) == 1 and not ts and not isinstance(tensors[0], (list, tuple)) or \
+                not builtins.all(isinstance(t, Tensor) for t in ts):
+            got = ", ".join(type(t).__name__ for t in tensors)
+            raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                            "one of:\n * (Tensor input)\n * (tuple of Tensors tensors)\n")
+        return tuple(_at_least(t, n) for t in ts)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}(*tensors): each tensor with at least {n} dims; a tuple unless given one tensor"
+    return _export(fn)
+
+
+atleast_1d = _at_least_nd("atleast_1d", 1)
+atleast_2d = _at_least_nd("atleast_2d", 2)
 
 
 @_export

@@ -119,6 +119,8 @@ def _convert(items):
             elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
                 it = int(it)
                 specified += 1
+            elif isinstance(it, (str, bytes)):   # torch tries to make a tensor of it, and cannot
+                raise TypeError(f"new(): invalid data type '{type(it).__name__}'")
             else:
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                  f"are valid indices (got {_type_name(it)})")

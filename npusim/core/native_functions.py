@@ -252,6 +252,8 @@ square_(Tensor(a!) self) -> Tensor(a!)
 sgn(Tensor self) -> Tensor
 sgn.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 sgn_(Tensor(a!) self) -> Tensor(a!)
+angle(Tensor self) -> Tensor
+angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 isnan(Tensor self) -> Tensor
 isinf(Tensor self) -> Tensor
 isfinite(Tensor self) -> Tensor

@@ -135,7 +135,7 @@ def _simple(name, op_name=None, overload="default"):
 for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
            "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10", "sinh", "cosh",
            "asin", "acos", "atan", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "square", "relu",
-           "t", "contiguous"):
+           "t", "contiguous", "angle"):
     _simple(_n)
 for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid",
            "erf", "floor", "ceil", "trunc", "sign", "sgn", "reciprocal", "exp2", "log2", "log10", "sinh", "cosh",
@@ -390,12 +390,14 @@ for _n in ("addcmul", "addcdiv", "addr", "addbmm", "cross", "dist"):
 
 
 @_method
-def addcmul_(self, tensor1, tensor2, *, value=1):
+def addcmul_(self, tensor1, tensor2, *args, value=1):
+    tensor1, tensor2, value = F.addc_args("addcmul_", tensor1, tensor2, args, value, 1)
     return _ov("addcmul_")(self, tensor1, tensor2, value=value)
 
 
 @_method
-def addcdiv_(self, tensor1, tensor2, *, value=1):
+def addcdiv_(self, tensor1, tensor2, *args, value=1):
+    tensor1, tensor2, value = F.addc_args("addcdiv_", tensor1, tensor2, args, value, 1)
     return _ov("addcdiv_")(self, tensor1, tensor2, value=value)
 
 
@@ -501,6 +503,12 @@ _detach = _ov("detach")
 @_method
 def detach_(self):
     from .autograd.meta import set_requires_grad
+    if self._base is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                           "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+                           "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+                           "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+                           "npusim/optim/optimizer.py as the solution.")
     am = self._am
     if am is not None:
         am.grad_fn = None
@@ -521,6 +529,68 @@ def fill_(self, value):
 @_method
 def resize_(self, *sizes, memory_format=None):
     return _ov("resize_")(self, parse_size(sizes, "resize_"), memory_format=memory_format)
+
+
+_CPP_TYPE = {D.float32: "float", D.float64: "double", D.float16: "c10::Half", D.bfloat16: "c10::BFloat16",
+             D.int64: "long int", D.int32: "int", D.int16: "short int", D.int8: "signed char",
+             D.uint8: "unsigned char", D.bool: "bool"}
+
+
+@_method
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make ``self`` look at ``source``'s memory: a tensor's (its sizes and strides too), a storage's (all of it,
+    or ``size``/``stride`` from ``storage_offset``), or none (an empty storage)."""
+    from .storage import UntypedStorage
+    from .tensor import make, tensor_over_storage
+    if self.requires_grad and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if source is None:
+        fresh = make(self._a.reshape(-1)[:0].copy(), self._device)
+        a, st = fresh._a, fresh._st_of()
+    elif isinstance(source, Tensor):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {_CPP_TYPE[source.dtype]} to a tensor of type "
+                               f"{_CPP_TYPE[self.dtype]}")
+        if source.device != self.device:
+            raise RuntimeError(f"Attempted to call `set_` on a tensor on {self.device} with a source on "
+                               f"{source.device}")
+        a, st = source._a.view(), source._st_of()
+    else:
+        st = source.untyped() if hasattr(source, "untyped") and not isinstance(source, UntypedStorage) else source
+        if not isinstance(st, UntypedStorage):
+            raise TypeError(f"set_() received an invalid combination of arguments - got "
+                            f"({builtins.type(source).__name__}), but expected one of:\n * ()\n"
+                            " * (npusim.Storage source)\n * (npusim.Storage source, int storage_offset, tuple of ints size, tuple of ints "
+                            "stride = ())\n * (Tensor source)\n")
+        if st.device != self.device:
+            raise RuntimeError(f"Attempted to call `set_` on a tensor on {self.device} with a storage on "
+                               f"{st.device}")
+        flat = tensor_over_storage(st)
+        n = st.nbytes() // self._a.itemsize
+        flat = _ov("view", "dtype")(flat[:n * self._a.itemsize], self.dtype)
+        size = [n - storage_offset] if size is None else list(parse_size((size,), "set_"))
+        if stride is None or not len(stride):
+            stride, step = [], 1
+            for d in reversed(size):
+                stride.insert(0, step)
+                step *= builtins.max(d, 1)
+        if builtins.any(d == 0 for d in size):
+            end = storage_offset
+        else:
+            end = storage_offset + builtins.sum((d - 1) * s for d, s in zip(size, stride)) + 1
+        if storage_offset < 0 or end > n:
+            raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                               f"{storage_offset}, and itemsize {self._a.itemsize} requiring a storage size of "
+                               f"{end * self._a.itemsize} are out of bounds for storage of size {st.nbytes()}")
+        a = _ov("as_strided")(flat, size, list(stride), storage_offset)._a
+    self._a = a
+    self._st = st
+    self._base = None
+    vc = self._vc
+    if isinstance(vc, list):   # no longer a view: a counter of its own
+        self._vc = [vc[0]]
+    self._bump_version()
+    return self
 
 
 @_method

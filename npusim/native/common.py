@@ -7,6 +7,7 @@ the array module comes from the arrays themselves.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -14,6 +15,8 @@ import numpy as np
 from ..core import dtype as D
 from ..core import promotion
 from ..core.device import CPU
+from ..core.device_hooks import get_device_hooks
+from ..core.storage import array_address, array_root
 from ..core.scalar_conversion import checked_scalar  # noqa: F401 - re-exported for kernels
 from ..core.tensor import Tensor, make, _wrap_dim  # noqa: F401 - re-exported for kernels
 from ..kernels.array_api import BFLOAT16, as_array, namespace_of
@@ -204,7 +207,36 @@ def resize_out(out: Tensor, shape):
             f"future PyTorch release outputs will not be resized unless they have zero elements. You can "
             f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
             UserWarning, stacklevel=5)
-    replace_array(out, namespace_of(out._a).empty(shape, out._a.dtype))
+    resize_in_storage(out, shape)
+
+
+def resize_in_storage(t: Tensor, shape) -> None:
+    """torch's resize_: ``t`` becomes a contiguous ``shape`` tensor starting at its storage offset. A storage
+    that holds that many elements is kept (a view stays a view of its base); a smaller one is replaced by a
+    larger copy of its bytes, which the tensor's views do not share (NumPy memory cannot grow in place)."""
+    a = t._a
+    shape = tuple(shape)
+    nbytes = math.prod(shape) * a.itemsize
+    root = array_root(a)
+    start = array_address(a) - array_address(root) if a.size and root.size else 0
+    if not root.flags.c_contiguous or start % a.itemsize:
+        start = 0   # memory that no byte view reaches: the tensor starts a storage of its own
+        root = a.reshape(-1)[:0]
+    need = start + nbytes
+    if t._device is not CPU:   # a storage the device cannot hold fails before any memory is taken
+        get_device_hooks(t._device.type).check_allocation(need - root.nbytes, t._device)
+    if need <= root.nbytes:
+        t._a = _byte_view(root)[start:need].view(a.dtype).reshape(shape)
+        return
+    xp = namespace_of(a)
+    grown = xp.empty(need, np.uint8)
+    if root.nbytes:
+        grown[:root.nbytes] = _byte_view(root)
+    replace_array(t, grown[start:].view(a.dtype).reshape(shape))
+
+
+def _byte_view(a):
+    return a.reshape(-1).view(np.uint8)
 
 
 def replace_array(t: Tensor, a):

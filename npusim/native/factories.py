@@ -308,16 +308,9 @@ def local_scalar_dense(self):
 
 def resize_(self, size, memory_format=None):
     shape = _checked_shape(size)
-    a = self._a
-    if shape == a.shape:
+    if shape == self._a.shape:
         return self
-    xp = namespace_of(a)
-    n = math.prod(shape)
-    new = xp.empty(shape, a.dtype)
-    keep = min(n, a.size)
-    if keep:
-        new.reshape(-1)[:keep] = a.reshape(-1)[:keep]
-    C.replace_array(self, new)
+    C.resize_in_storage(self, shape)
     self._bump_version()
     return self
 

@@ -27,6 +27,9 @@ def nanmean(self, dim=None, keepdim=False, *, dtype=None):
     if not self.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
                            f"{C.tname(self.dtype)}")
+    if dtype is not None and not dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must be either a floating "
+                           f"point or complex dtype. Got: {C.tname(dtype)}")
     count = aten.sum.dim_IntList(aten.logical_not.default(aten.isnan.default(self)), _dims_list(dim), keepdim)
     return aten.div.Tensor(nansum(self, dim, keepdim, dtype=dtype), count)
 
@@ -44,7 +47,9 @@ def _pick(sorted_values, order, position, d, keepdim, scalar_input):
     """values / indices at ``position`` (an index tensor, keepdim-shaped) of the sorted dim ``d``."""
     values = aten.gather.default(sorted_values, d, position)
     indices = aten.gather.default(order, d, position)
-    if not keepdim and not scalar_input:
+    if scalar_input:   # a 0-d input was reduced as shape [1]: its results are 0-d, keepdim or not
+        values, indices = aten.reshape.default(values, []), aten.reshape.default(indices, [])
+    elif not keepdim:
         values, indices = aten.squeeze.dim(values, d), aten.squeeze.dim(indices, d)
     return values, indices
 

@@ -7,6 +7,8 @@ CompositeImplicitAutograd kernels, autograd differentiates the parts.
 """
 from __future__ import annotations
 
+import builtins
+
 from ..core import dtype as D
 from ..core.ops_namespace import aten
 from ..core.tensor import _wrap_dim
@@ -55,6 +57,16 @@ def _index_add_args(self, dim, index, source, alpha):
     if source.dtype != self.dtype:
         raise RuntimeError(f"index_add_(): self ({C.tname(self.dtype)}) and source ({C.tname(source.dtype)}) "
                            f"must have the same scalar type")
+    d = _wrap_dim(dim, self.dim())
+    if source.dim() and d >= source.dim():
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source tensor with dim "
+                           f"{source.dim()}")
+    if self.dim() != source.dim() or builtins.any(
+            i != d and a != b for i, (a, b) in enumerate(zip(self.shape, source.shape))):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(self.shape)} source.shape = {list(source.shape)}")
+    if index.dim() == 0:   # a 0-d index is one index
+        index = aten.reshape.default(index, [1])
     d = _index_vector_checks(self, dim, index, source, "index_add_")
     values = source if alpha == 1 else aten.mul.Scalar(source, alpha)
     if self.dim() == 0:

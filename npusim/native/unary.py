@@ -6,6 +6,8 @@ sin, sqrt...), and predicates that return bool (isnan, logical_not).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core import dtype as D
@@ -252,5 +254,22 @@ def nan_to_num_(self, nan=None, posinf=None, neginf=None):
     return C.write_out(self, nan_to_num(self, nan, posinf, neginf)._a)
 
 
+def angle(self):
+    """The argument of a real number: pi below zero, 0 otherwise, NaN for NaN; integers give the default float.
+    Its gradient is zero (the comparison carries none), as torch's is for real inputs."""
+    x = self if self.is_floating_point() else aten._to_copy.default(self, dtype=D.get_default_dtype())
+    below = aten._to_copy.default(aten.lt.Scalar(x, 0), dtype=x.dtype)
+    return aten.where.self(aten.isnan.default(x), x, aten.mul.Scalar(below, math.pi))
+
+
+def angle_out(self, *, out):
+    r = angle(self)
+    if out.dtype is not r.dtype:
+        raise RuntimeError(f"Found dtype {C.tname(out.dtype)} but expected {C.tname(r.dtype)}")
+    if out.shape != r.shape:
+        aten.resize_.default(out, r.shape)
+    return aten.copy_.default(out, r)
+
+
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
-COMPOSITE_IMPLICIT = {"square.out": square_out, "sgn_": sgn_}
+COMPOSITE_IMPLICIT = {"square.out": square_out, "sgn_": sgn_, "angle": angle, "angle.out": angle_out}

@@ -442,6 +442,10 @@ NONDIFFERENTIABLE = {
 }
 
 
+# out= overloads of ops listed above whose values do carry gradients (where's self and other)
+_DIFFERENTIABLE_OUTS = {"self_out"}
+
+
 class NotImplementedNode(Node):
     """Recorded for ops that have no derivative formula: backward through them is an error."""
 
@@ -461,7 +465,7 @@ def _autograd_fallback(ks, op, *args, **kwargs):
     schema = op._schema
     if schema.name == "resize_" and args and args[0].requires_grad:
         raise RuntimeError("cannot resize variables that require grad")   # torch refuses it in every grad mode
-    if not _gm.enabled or schema.name in NONDIFFERENTIABLE:
+    if not _gm.enabled or schema.name in NONDIFFERENTIABLE and schema.overload_name not in _DIFFERENTIABLE_OUTS:
         return op.redispatch(_and(ks, _BELOW), *args, **kwargs)
     flat = []
     for v in list(args) + list(kwargs.values()):
@@ -499,7 +503,8 @@ def register_nondifferentiable() -> None:
         schema = op._schema
         name = op.name_.split("::", 1)[1]
         if op._ns == "aten" and schema.name in NONDIFFERENTIABLE and not schema.is_inplace and \
-                name not in _FORMULAS and not op._kernels.get(DispatchKey.Autograd):
+                schema.overload_name not in _DIFFERENTIABLE_OUTS and name not in _FORMULAS and \
+                not op._kernels.get(DispatchKey.Autograd):
             lib.impl(name, fallthrough_kernel, "Autograd")
     _libs.append(lib)
 
