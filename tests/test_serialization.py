@@ -771,3 +771,34 @@ def test_mmap_errors(tmp_path):
     path.write_bytes(rezip(records(save_bytes(npusim.ones(64)))))  # zipfile does not align records
     with pytest.raises(ArchiveError, match="mmap=True needs records aligned to 64 bytes"):
         npusim.load(path, mmap=True)
+
+
+# --- torch's environment switches for weights_only ---------------------------------------------------------------
+
+class _Plain:
+    """A class a weights_only load refuses."""
+
+
+def test_force_no_weights_only_load_applies_when_weights_only_is_not_given(tmp_path, monkeypatch):
+    path = tmp_path / "obj.pt"
+    npusim.save({"obj": _Plain()}, path)
+    for prefix in ("TORCH_", "NPUSIM_"):
+        monkeypatch.setenv(prefix + "FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+        with pytest.warns(UserWarning, match="forcing weights_only=False"):
+            assert isinstance(npusim.load(path)["obj"], _Plain)
+        with pytest.raises(UnpicklingError, match="Weights only load failed"):
+            npusim.load(path, weights_only=True)          # an explicit argument wins
+        monkeypatch.delenv(prefix + "FORCE_NO_WEIGHTS_ONLY_LOAD")
+    with pytest.raises(UnpicklingError):
+        npusim.load(path)
+
+
+def test_force_weights_only_load_overrides_even_an_explicit_false(tmp_path, monkeypatch):
+    path = tmp_path / "obj.pt"
+    npusim.save({"obj": _Plain()}, path)
+    monkeypatch.setenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "true")
+    with pytest.raises(UnpicklingError):
+        npusim.load(path, weights_only=False)
+    monkeypatch.setenv("NPUSIM_FORCE_NO_WEIGHTS_ONLY_LOAD", "yes")
+    with pytest.raises(RuntimeError, match="Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or"):
+        npusim.load(path)

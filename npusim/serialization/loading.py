@@ -6,6 +6,7 @@ import mmap as _mmap
 import os
 import pickle
 import sys
+import warnings
 
 import numpy as np
 
@@ -201,13 +202,40 @@ def _check_records(reader: ZipReader) -> str:
     return order.decode("ascii")
 
 
-def load(f, map_location=None, weights_only=True, _extra_files=None, mmap=False):
+_TRUE_VALUES = ("1", "y", "yes", "true")
+
+
+def _environment_says(setting: str) -> bool:
+    """torch's switch ``TORCH_<setting>`` or npusim's ``NPUSIM_<setting>`` is on."""
+    return any(os.environ.get(prefix + setting, "0").lower() in _TRUE_VALUES for prefix in ("TORCH_", "NPUSIM_"))
+
+
+def _resolve_weights_only(weights_only):
+    """The weights_only in force: the argument (default True), overridden as torch's environment switches do."""
+    not_given = weights_only is None
+    force_on = _environment_says("FORCE_WEIGHTS_ONLY_LOAD")
+    force_off = _environment_says("FORCE_NO_WEIGHTS_ONLY_LOAD")
+    if force_on and force_off:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or `TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` "
+                           "should be set, but both were set.")
+    if force_on:
+        return True
+    if force_off and not_given:   # an explicit argument wins over the environment, as in torch
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since the`weights_only` "
+                      "argument was not explicitly passed to `npusim.load`, forcing weights_only=False.",
+                      UserWarning, stacklevel=3)
+        return False
+    return True if not_given else weights_only
+
+
+def load(f, map_location=None, weights_only=None, _extra_files=None, mmap=False):
     """Load an object saved with ``npusim.save`` or ``torch.save`` from a path or binary file.
 
     ``map_location``: a str or ``npusim.device`` (where every storage goes), a
     dict remapping location tags (``{"npu:1": "npu:0"}``), or a callable
     ``fn(storage, location)`` returning a storage or None. ``weights_only``
-    (default True): only tensors, storages, dtypes, devices, primitive
+    (True when not given; ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` or ``NPUSIM_FORCE_NO_WEIGHTS_ONLY_LOAD=1`` make
+    it False when not given, ``..._FORCE_WEIGHTS_ONLY_LOAD=1`` make it True always, as torch's): only tensors, storages, dtypes, devices, primitive
     containers and globals allowed with ``npusim.serialization.add_safe_globals``
     are loaded; False runs arbitrary pickled code, so use it only for files you
     trust. ``_extra_files``: a dict whose keys name files under ``extra/``;
@@ -218,8 +246,7 @@ def load(f, map_location=None, weights_only=True, _extra_files=None, mmap=False)
     L.check_map_location(map_location)
     if _extra_files is not None:
         check_requested(_extra_files)
-    if weights_only is None:  # torch's "not given"
-        weights_only = True
+    weights_only = _resolve_weights_only(weights_only)
     if not isinstance(weights_only, bool):
         raise TypeError(f"weights_only must be a bool, got {type(weights_only).__name__}")
     mmap = bool(mmap)
