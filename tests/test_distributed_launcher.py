@@ -32,11 +32,11 @@ def _has_mpiexec() -> bool:
 needs_mpiexec = pytest.mark.skipif(not _has_mpiexec(), reason="no mpiexec (pip install 'npusim[distributed]')")
 
 
-def launcher(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
+def launcher(*args, env=None, text=True) -> subprocess.CompletedProcess:
     full = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     full.update(env or {})
     return subprocess.run([sys.executable, "-m", "npusim.distributed.run", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env=full, **kwargs)
+                          text=text, timeout=120, cwd=ROOT, env=full)
 
 
 # --- the hostfile ----------------------------------------------------------------------------------------------
@@ -216,3 +216,47 @@ def test_ctrl_c_stops_every_rank_with_status_130(tmp_path, whom):
         time.sleep(0.5)
         left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True).stdout
         assert left == "", "ranks survived Ctrl-C"
+
+
+@needs_mpiexec
+def test_progress_bars_redrawn_with_carriage_returns_come_through(tmp_path):
+    script = tmp_path / "bar.py"
+    script.write_text("import sys\nsys.stdout.write('10%\\r50%\\r100%\\n')\n")
+    r = launcher("--tee", "1", script, text=False)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"[default0]:10%\r[default0]:50%\r[default0]:100%\n"
+
+
+FAKE_MPIEXEC = """#!{python}
+import subprocess, sys
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("mpiexec (Open MPI) 4.1.5")
+    sys.exit(0)
+if "-outfile-pattern" in args:
+    sys.exit("-outfile-pattern is not an option of this mpiexec")
+start = args.index({python!r})
+sys.exit(max(subprocess.call(args[start:]) for _ in range(int(args[args.index("-n") + 1]))))
+"""
+
+
+def test_another_mpis_mpiexec_relays_the_output_itself(tmp_path):
+    fake = tmp_path / "mpiexec"
+    fake.write_text(FAKE_MPIEXEC.format(python=sys.executable))
+    fake.chmod(0o755)
+    script = tmp_path / "hello.py"
+    script.write_text("print('hello')\nraise SystemExit(4)\n")
+    r = launcher("--tee", "3", "--nproc-per-node", "2", "--mpiexec", fake, script, env={"OMP_NUM_THREADS": "1"})
+    assert r.returncode == 4
+    assert r.stdout == "hello\nhello\n"
+    assert r.stderr.splitlines() == [
+        "npusim.distributed.run: --tee needs MPICH's mpiexec (Hydra); lines are not prefixed.",
+        "npusim.distributed.run: the job failed with exit status 4: a rank failed (its error is above) and the "
+        "other ranks were stopped."]
+
+
+def test_an_mpiexec_that_cannot_start_is_named(tmp_path):
+    r = launcher("--mpiexec", tmp_path / "nowhere" / "mpiexec", tmp_path / "train.py")
+    assert r.returncode == 1
+    assert r.stderr == f"npusim.distributed.run: cannot start {tmp_path / 'nowhere' / 'mpiexec'}: No such file or " \
+                       f"directory\n"

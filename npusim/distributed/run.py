@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import runpy
-import select
+import selectors
 import shutil
 import signal
 import string
@@ -158,6 +158,7 @@ class _LineRelay:
 
     def __init__(self, nranks: int, nproc_per_node: int, tee: int, role: str):
         self.dir = tempfile.mkdtemp(prefix="npusim-run-")
+        self.selector = selectors.DefaultSelector()    # epoll where there is one: no limit of 1024 descriptors
         template = string.Template(os.environ.get("TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE")
                                    or "[${role_name}${local_rank}]:")
         self.streams = {}       # fd -> [destination, prefix bytes, pending partial line]
@@ -168,6 +169,7 @@ class _LineRelay:
                 os.mkfifo(path, 0o600)
                 fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
                 self.streams[fd] = [dst, prefix if tee & bit else b"", b""]
+                self.selector.register(fd, selectors.EVENT_READ)
 
     def mpiexec_args(self) -> list:
         return ["-outfile-pattern", os.path.join(self.dir, "%r.out"),
@@ -192,7 +194,8 @@ class _LineRelay:
             if not chunk:
                 break
             data += chunk
-        end = data.rfind(b"\n") + 1
+        # a carriage return ends a piece too: progress bars redraw their line with it
+        end = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
         entry[2] = data[end:]
         if end:
             lines = data[:end]
@@ -202,9 +205,8 @@ class _LineRelay:
 
     def pump(self, timeout: float) -> None:
         """Relay the complete lines that arrive within ``timeout`` seconds."""
-        ready, _, _ = select.select(list(self.streams), [], [], timeout)
-        for fd in ready:
-            self._take(fd)
+        for key, _ in self.selector.select(timeout):
+            self._take(key.fd)
 
     def close(self) -> None:
         """Relay what is left (a last line without its newline gets one) and remove the FIFOs."""
@@ -213,6 +215,7 @@ class _LineRelay:
             if entry[2]:
                 self._write(entry[0], entry[1] + entry[2] + b"\n")
             os.close(fd)
+        self.selector.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
@@ -232,9 +235,18 @@ def launch(argv=None) -> int:
         env["OMP_NUM_THREADS"] = "1"
         print("npusim.distributed.run: setting OMP_NUM_THREADS=1 for each rank (several share this machine); set "
               "it yourself to tune.", file=sys.stderr)
+    if not _is_hydra(cmd[0]):
+        # another MPI's mpiexec relays the ranks' output itself (lines of two ranks may then mix)
+        if args.tee:
+            print("npusim.distributed.run: --tee needs MPICH's mpiexec (Hydra); lines are not prefixed.",
+                  file=sys.stderr)
+        return _report(_run_plain(subprocess, cmd, env))
     relay = _LineRelay(args.nproc_per_node * args.nnodes, args.nproc_per_node, args.tee, args.role)
     try:
-        proc = subprocess.Popen(build_command(args, relay.mpiexec_args()), env=env)
+        try:
+            proc = subprocess.Popen(build_command(args, relay.mpiexec_args()), env=env)
+        except OSError as e:
+            raise SystemExit(f"npusim.distributed.run: cannot start {cmd[0]}: {e.strerror or e}") from None
         try:
             while proc.poll() is None:
                 relay.pump(0.05)
@@ -244,12 +256,35 @@ def launch(argv=None) -> int:
             _stop(proc, relay)
     finally:
         relay.close()
+    return _report(status)
+
+
+def _report(status: int) -> int:
     if status == 130:
         print("npusim.distributed.run: interrupted; the ranks were stopped.", file=sys.stderr)
     elif status != 0:
         print(f"npusim.distributed.run: the job failed with exit status {status}: a rank failed (its error is "
               f"above) and the other ranks were stopped.", file=sys.stderr)
     return status
+
+
+def _is_hydra(mpiexec: str) -> bool:
+    """Whether ``mpiexec`` is MPICH's (Hydra, also Intel MPI's), which takes ``-outfile-pattern``."""
+    import subprocess
+    try:
+        r = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return True     # let the launch itself report what is wrong with it
+    return "HYDRA" in r.stdout.upper() or "INTEL(R) MPI" in r.stdout.upper()
+
+
+def _run_plain(subprocess, cmd, env) -> int:
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 130
+    except OSError as e:
+        raise SystemExit(f"npusim.distributed.run: cannot start {cmd[0]}: {e.strerror or e}") from None
 
 
 def _stop(proc, relay) -> None:
