@@ -106,6 +106,33 @@ def test_a_demo_training_step_reads_back_only_its_loss(monkeypatch):
     assert DC.pending() == []
 
 
+@standin_only
+def test_a_grad_scaler_step_reads_back_what_torchs_does(monkeypatch):
+    # torch's GradScaler reads one flag per step (step() skips the optimizer after an inf); unscaling, the inf
+    # checks and the scale update stay on the device
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4)).to("npu")
+    opt = npusim.optim.SGD(model.parameters(), lr=0.1)
+    scaler = npusim.amp.GradScaler("npu", growth_interval=1)
+    x, y = npusim.randn(8, 16, device="npu"), npusim.randint(0, 4, (8,), device="npu")
+
+    def step():
+        with npusim.autocast("npu", dtype=npusim.float16):
+            loss = F.cross_entropy(model(x).float(), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+
+    step()
+    scale = scaler.get_scale()
+    with counted(monkeypatch) as c:
+        step()
+    assert c.syncs == 1 and c.h2d == 0, c.explain()
+    assert scaler.get_scale() == scale * 2.0   # growth_interval=1: the clean step grew the scale
+
+
 # --- ops that read nothing back ---------------------------------------------------------------------------------
 
 @standin_only

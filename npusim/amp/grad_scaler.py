@@ -8,7 +8,6 @@ The scale and the growth tracker are tensors on the loss's device.
 """
 from __future__ import annotations
 
-import math
 import warnings
 from collections import abc, defaultdict
 from enum import Enum
@@ -16,13 +15,11 @@ from enum import Enum
 from ..core.autograd import no_grad
 from ..core.device import device as _device
 from ..core.dtype import float16, float32, int32
-from ..core.functional import stack
-from ..core.public_factories import full
+from ..core.functional import stack, where
+from ..core.public_factories import full, zeros_like
 from ..core.tensor import Tensor
 
 __all__ = ["OptState", "GradScaler"]
-
-_FLOAT32_MAX = 3.4028234663852886e38
 
 
 class _MultiDeviceReplicator:
@@ -210,24 +207,26 @@ class GradScaler:
                           for found_inf in state["found_inf_per_device"].values()]
             if len(found_infs) == 0:
                 raise AssertionError("No inf checks were recorded prior to update.")
-            found = sum(float(f.item()) for f in found_infs)
+            found = found_infs[0]
+            for f in found_infs[1:]:
+                found = found + f
             self._update_scale(_scale, _growth_tracker, found)
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
 
-    def _update_scale(self, scale: Tensor, growth_tracker: Tensor, found_inf: float) -> None:
-        """torch's _amp_update_scale_: a grown scale is kept only if it is still finite."""
-        if found_inf:
-            scale.fill_(scale.item() * self._backoff_factor)
-            growth_tracker.fill_(0)
-            return
-        successful = int(growth_tracker.item()) + 1
-        if successful == self._growth_interval:
-            grown = scale.item() * self._growth_factor
-            if math.isfinite(grown) and grown <= _FLOAT32_MAX:  # finite as the float32 the scale is kept in
-                scale.fill_(grown)
-            growth_tracker.fill_(0)
-        else:
-            growth_tracker.fill_(successful)
+    def _update_scale(self, scale: Tensor, growth_tracker: Tensor, found_inf: Tensor) -> None:
+        """torch's _amp_update_scale_, in tensor ops on the scale's device (no read back, as torch's kernel): after
+        an inf the scale backs off and the tracker restarts; after ``growth_interval`` clean steps the scale grows,
+        kept only if the grown float32 is finite."""
+        with no_grad():
+            inf = found_inf > 0
+            successful = growth_tracker + 1
+            due = successful == self._growth_interval
+            grown = scale * self._growth_factor
+            grow = due.logical_and(grown.isfinite())
+            new_scale = where(inf, scale * self._backoff_factor, where(grow, grown, scale))
+            new_tracker = where(inf.logical_or(due), zeros_like(successful), successful)
+            scale.copy_(new_scale)
+            growth_tracker.copy_(new_tracker)
 
     def _get_scale_async(self):
         return self._scale
