@@ -24,7 +24,7 @@ BAD_FORK = ("Cannot re-initialize npu in forked subprocess. To use npu with mult
             "'spawn' start method")
 
 FORK_SCRIPT = """
-    import io, json, os, sys, npusim
+    import copy, io, json, os, pickle, sys, npusim
     dev = sys.argv[1]
     x = npusim.arange(4, dtype=npusim.float32, device=dev)
     s = npusim.full((), 2.0, device=dev)
@@ -51,6 +51,10 @@ FORK_SCRIPT = """
         "contains": lambda: 1.0 in x,
         "storage_tolist": lambda: x.untyped_storage().tolist()[:1],
         "print": lambda: print(x, file=io.StringIO()),
+        "save": lambda: npusim.save(x, io.BytesIO()),
+        "pickle": lambda: len(pickle.dumps(x)),
+        "deepcopy": lambda: copy.deepcopy(x).device.type,
+        "numpy_force": lambda: x.numpy(force=True).tolist(),
         # views touch no memory: they still work, as torch's do
         "view": lambda: list(x.view(2, 2).shape),
         "getitem": lambda: list(x[1:].shape),
@@ -78,7 +82,8 @@ FORK_SCRIPT = """
 """
 
 REFUSED = ("item", "tolist", "repr", "str", "float", "int", "bool", "format", "add_", "zero_", "fill_", "setitem",
-           "mul_", "add", "sum", "cpu", "clone", "to_cpu", "copy_from_cpu", "contains", "storage_tolist", "print")
+           "mul_", "add", "sum", "cpu", "clone", "to_cpu", "copy_from_cpu", "contains", "storage_tolist", "print",
+           "save", "pickle", "deepcopy", "numpy_force")
 
 
 def fork_results(dev: str, env: dict):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.api_usage import log_api_usage_once
 from ..core.device import CPU
-from ..core.device_hooks import get_device_hooks
+from ..core.device_hooks import check_access, get_device_hooks
 from .atomic_file import atomic_write, is_special_file, target_path
 from .extra_files import files_to_write
 from .pickler import pickle_object
@@ -26,6 +26,7 @@ def _note_api_usage(name: str) -> None:
 def _host_bytes(storage):
     """A storage's bytes as a 1-D uint8 host array (no copy when the device keeps NumPy arrays)."""
     if storage.device is not CPU:
+        check_access(storage.device)    # a forked child may not read its parent's device memory
         hooks = get_device_hooks(storage.device.type)
         if hooks is None or hooks.array_namespace(storage.device) is not np:
             storage = storage.cpu()
