@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.device_hooks import check_access as _check_access
 from ..core.dispatch_tls import slow_path_active as _slow_path_active
 from ..core import public_factories as _factories
 from ..core.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
@@ -168,6 +169,7 @@ def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
             exp_avg.__class__ is not Tensor or exp_avg_sq.__class__ is not Tensor or not isinstance(param, Tensor):
         return False
     dev = param._device
+    _check_access(dev)      # the arrays are read here, past the dispatcher (a forked child may not)
     arrays = (param._a, grad._a, exp_avg._a, exp_avg_sq._a)
     a = arrays[0]
     if a.dtype not in _UPDATE_DTYPES or grad._device is not dev or exp_avg._device is not dev or \
