@@ -106,6 +106,8 @@ def _describe(v) -> str:
 def _number_or_error(v, op, argname, position) -> int:
     """Key set contribution of a non-Tensor value in a Tensor slot (numbers are CPU scalars)."""
     if isinstance(v, (bool, int, float)) or type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.ndim == 0:
+        if v.__class__ is int and not _I64_MIN <= v <= _U64_MAX:   # torch's parser makes an int64 or uint64 of it
+            raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
         return 0
     raise TypeError(f"{op._schema.name}(): argument '{argname}' (position {position}) must be Tensor, "
                     f"not {_describe(v)}")
@@ -161,6 +163,10 @@ def _check_value(v, op, argname, kind, optional, position=None, args=None):
     """torch's error for a value that cannot fill a ``kind`` (int, Scalar, float) argument."""
     if v is None:
         bad = not optional
+    elif kind == "bool":
+        bad = not isinstance(v, (bool, np.bool_))
+    elif kind == "str":
+        bad = not isinstance(v, str)
     elif v.__class__ is int:
         # torch's parser reads an int argument as int64 and a Scalar's int as int64 or uint64
         if _I64_MIN <= v <= (_U64_MAX if kind == "Scalar" else _I64_MAX):
@@ -636,6 +642,7 @@ def _generate(op: OpOverload):
                      f"if {N['vc']} is {N['no_versions']}:", f"    {N['check_write']}({n})"]
     star = False
     ks_set = False
+    late = []   # range checks, after every argument's type check
     for pos, a in enumerate(args, start=1):
         n = _pyname(a.name)
         if a.kwarg_only and not star:
@@ -654,21 +661,26 @@ def _generate(op: OpOverload):
             body += [f"if {n}.__class__ is type:", f"    {n} = {N['as_dtype']}({n})"]
         where = None if a.kwarg_only else pos
         positional = "(" + "".join(_pyname(b.name) + ", " for b in args if not b.kwarg_only) + ")"
-        if t.base in ("int", "SymInt", "Scalar", "float") and not t.is_list:
-            # a str, None, tuple or (for int) float or bool where torch's parser wants a number is a TypeError
+        if t.base == "str" and not t.is_list:
+            body += [f"if {n}.__class__ is not str and {n} is not None:",
+                     f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, 'str', {t.optional}, {where}, {positional})"]
+        elif t.base in ("int", "SymInt", "Scalar", "float", "bool") and not t.is_list:
+            # a str, None, tuple or (for int) float or bool where torch's parser wants a number is a TypeError;
+            # ints past int64 (uint64 for a Scalar) fail after every argument's type passed, as in torch
             kind = "int" if t.base in ("int", "SymInt") else t.base
+            check = (f"{N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, "
+                     f"{positional})")
+            if kind == "bool":
+                body += [f"if {n}.__class__ is not bool:", f"    {check}"]
+                continue
+            cond = f"{n}.__class__ is not int" + (f" and {n}.__class__ is not float" if kind != "int" else "")
+            body += [f"if {cond}:", f"    {check}"]
             top = _U64_MAX if kind == "Scalar" else _I64_MAX
-            in_range = f"{_I64_MIN} <= {n} <= {top}"
-            cond = (f"{n}.__class__ is not int or not {in_range}" if kind == "int" else
-                    f"{n}.__class__ is int and not {in_range} or "
-                    f"{n}.__class__ is not int and {n}.__class__ is not float")
-            body += [f"if {cond}:",
-                     f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, "
-                     f"{positional})"]
+            late += [f"if {n}.__class__ is int and not {_I64_MIN} <= {n} <= {top}:", f"    {check}"]
         elif t.base in ("int", "SymInt") and t.is_list:
             x = fresh("_x")
             check = f"{N['check_ints']}({n}, {N['op']}, {a.name!r}, {t.optional}, {where}, {positional})"
-            body += [f"if {n}.__class__ is list or {n}.__class__ is tuple:", f"    for {x} in {n}:",
+            late += [f"if {n}.__class__ is list or {n}.__class__ is tuple:", f"    for {x} in {n}:",
                      f"        if {x}.__class__ is not int or not {_I64_MIN} <= {x} <= {_I64_MAX}:",
                      f"            {check}", "            break",
                      "else:", f"    {check}"]
@@ -689,10 +701,12 @@ def _generate(op: OpOverload):
                      f"    {ks} = {N['num_or_err']}({n}, {N['op']}, {a.name!r}, {pos})"]
         else:
             # Later slots hold numbers often (x + 2): test the class rather than pay for an exception.
-            body += [f"if {n}.__class__ is not float and {n}.__class__ is not int:",
+            body += [f"if {n}.__class__ is not float and ({n}.__class__ is not int or not "
+                     f"{_I64_MIN} <= {n} <= {_U64_MAX}):",
                      "    try:", f"        {ks} |= {n}._ks", "    except AttributeError:",
                      f"        {ks} |= {N['num_or_err']}({n}, {N['op']}, {a.name!r}, {pos})"]
         ks_set = True
+    body += late
     if not ks_set:
         dev_arg = next((a for a in args if a.type.base == "Device"), None)
         if dev_arg is not None:

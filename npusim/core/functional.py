@@ -312,13 +312,26 @@ def equal(input, other) -> bool:
 def _dims(dim):
     if dim is None or isinstance(dim, (list, tuple)):
         return dim
+    if dim.__class__ is int and not -2 ** 63 <= dim < 2 ** 63:   # one int is parsed as an int64
+        raise ValueError("Overflow when unpacking long long")
     return [dim]
 
 
+def _keepdim_needs_dim(name, dim, keepdim):
+    """torch's TypeError for keepdim given without dim (its whole-tensor overload has no keepdim)."""
+    if dim is NO_DIM:
+        if keepdim is not NO_DIM:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (keepdim="
+                            f"{type(keepdim).__name__}, ): keepdim needs dim")
+        return None, False
+    return dim, (False if keepdim is NO_DIM else keepdim)
+
+
 @_export
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+def sum(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):  # noqa: A001
     _check_input(input, "sum")
-    if dim is None and not keepdim and out is None:
+    dim, keepdim = _keepdim_needs_dim("sum", dim, keepdim)
+    if dim is None and keepdim is False and out is None:
         return _ov("sum")(input, dtype=dtype)
     if out is None:
         return _ov("sum", "dim_IntList")(input, _dims(dim), keepdim, dtype=dtype)
@@ -326,9 +339,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
 
 
 @_export
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):
     _check_input(input, "mean")
-    if dim is None and not keepdim and out is None:
+    dim, keepdim = _keepdim_needs_dim("mean", dim, keepdim)
+    if dim is None and keepdim is False and out is None:
         return _ov("mean")(input, dtype=dtype)
     if out is None:
         return _ov("mean", "dim")(input, _dims(dim), keepdim, dtype=dtype)
@@ -336,12 +350,15 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 @_export
-def prod(input, dim=NO_DIM, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):
     _check_input(input, "prod")
     if _no_dim_none("prod", input, dim):
-        if keepdim or out is not None:
+        if keepdim is not NO_DIM:
+            raise TypeError('prod() missing 1 required positional arguments: "dim"')
+        if out is not None:
             raise TypeError("prod(): dim must be an int when keepdim or out is given")
         return _ov("prod")(input, dtype=dtype)
+    keepdim = False if keepdim is NO_DIM else keepdim
     if out is None:
         return _ov("prod", "dim_int")(input, dim, keepdim, dtype=dtype)
     return _ov("prod", "int_out")(input, dim, keepdim, dtype=dtype, out=out)
@@ -351,7 +368,7 @@ def _minmax(name, tuple_type):
     full, dim_ov, dim_out_ov, other_name = _ov(name), _ov(name, "dim"), _ov(name, f"dim_{name}"), \
         ("maximum" if name == "max" else "minimum")
 
-    def fn(input, dim=NO_DIM, keepdim=False, *, out=None):
+    def fn(input, dim=NO_DIM, keepdim=NO_DIM, *, out=None):
         _check_input(input, name)
         if isinstance(dim, Tensor):
             return globals()[other_name](input, dim, out=out)
@@ -359,9 +376,9 @@ def _minmax(name, tuple_type):
             if out is not None and not isinstance(out, Tensor):
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
                                 f"out={type(out).__name__}): without dim, out must be a Tensor")
-            if keepdim:
+            if keepdim is not NO_DIM:   # torch's max(input) overload has no keepdim, even keepdim=False
                 raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                                f"keepdim=bool): dim is required with keepdim")
+                                f"keepdim={type(keepdim).__name__}): dim is required with keepdim")
             if out is not None:
                 r = full(input)
                 if isinstance(out, Tensor) and not D.can_cast(r.dtype, out.dtype):
@@ -370,6 +387,7 @@ def _minmax(name, tuple_type):
                                        "improved?  If so, please report an enhancement request to PyTorch.)")
                 return _copy_into(out, r)
             return full(input)
+        keepdim = False if keepdim is NO_DIM else keepdim
         if out is None:
             return tuple_type(*dim_ov(input, dim, keepdim))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -380,6 +398,11 @@ def _minmax(name, tuple_type):
 
     fn.__name__ = fn.__qualname__ = name
     return _export(fn)
+
+
+def scalar_tensor_like(value, like):
+    """A Python number as a 0-d tensor of its own dtype on ``like``'s device."""
+    return _ov("scalar_tensor")(value, dtype=D.scalar_dtype(value), device=like.device)
 
 
 def _copy_into(out, r):
@@ -1031,6 +1054,11 @@ def flatten(input, start_dim=0, end_dim=-1):
 @_export
 def unflatten(input, dim, sizes):
     _check_input(input, "unflatten")
+    if not sizes:   # torch's Tensor.unflatten checks this before anything else
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if not isinstance(sizes, (list, tuple, Tensor)):
+        raise TypeError(f"unflatten(): argument 'sizes' (position 2) must be tuple of ints, not "
+                        f"{type(sizes).__name__}")
     return _ov("unflatten", "int")(input, dim, list(sizes))
 
 
@@ -1113,12 +1141,16 @@ def movedim(input, source, destination):
     if len(src) != len(dst):
         raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
                            f"same number of dims as destination ({dst} dims)")
+    if builtins.any(not -2 ** 63 <= d < 2 ** 63 for d in src + dst):   # torch parses dims as int64
+        raise ValueError("Overflow when unpacking long long")
     n = input.dim()
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
     for name, dims, given in (("source", src, source), ("destination", dst, destination)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if n == 0:   # dims 0 and -1 of a 0-d tensor: nothing moves
+        return permute(input, [])
     order = [d for d in range(n) if d not in src]
     perm = [None] * n
     for s, d in zip(src, dst):
@@ -1160,7 +1192,7 @@ def broadcast_shapes(*shapes):
 
 @_export
 def broadcast_to(input, size):
-    return _ov("expand")(input, list(size))
+    return _ov("expand")(input, [size] if _is_int(size) else list(size))   # torch takes one int as a size
 
 
 @_export

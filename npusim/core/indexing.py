@@ -118,6 +118,8 @@ def _convert(items):
                     specified += a.ndim if (a.dtype == _BOOL or a.dtype == _UINT8) else 1
             elif isinstance(it, (int, np.integer)) and not isinstance(it, (bool, np.bool_)):
                 it = int(it)
+                if not -2 ** 63 <= it < 2 ** 63:   # torch's parser reads an index as int64
+                    raise ValueError("Overflow when unpacking long long")
                 specified += 1
             elif isinstance(it, (str, bytes)):   # torch tries to make a tensor of it, and cannot
                 raise TypeError(f"new(): invalid data type '{type(it).__name__}'")
@@ -129,6 +131,8 @@ def _convert(items):
 
 
 def _int_out_of_range(a, i, pos, dim):
+    if not -2 ** 63 <= i < 2 ** 63:   # torch's parser reads an index as int64
+        raise ValueError("Overflow when unpacking long long")
     n = a.shape[dim] if a.ndim else 0
     raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {n}")
 
@@ -147,9 +151,25 @@ def _bool_index(keep: bool) -> Tensor:
     return make(np.zeros(1 if keep else 0, _INT64), CPU)
 
 
+def _count_specified(items) -> int:
+    """The dims ``items`` index, counted before any is read, as torch does (a mask counts its dims)."""
+    n = 0
+    for it in items:
+        if it is None or it is Ellipsis or it is True or it is False:
+            continue
+        if isinstance(it, Tensor) and it._a.dtype.kind == "b" or isinstance(it, Tensor) and it._a.dtype == _UINT8:
+            n += it._a.ndim
+        else:
+            n += 1
+    return n
+
+
 def _apply(self: Tensor, idx):
     """Apply the basic indices as views; return (view, per-dim index tensors or None)."""
-    items, specified = _convert(_as_tuple(idx))
+    items = _as_tuple(idx)
+    if items.__class__ is tuple and len(items) > 1 and _count_specified(items) > self._a.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {self._a.ndim}")
+    items, specified = _convert(items)
     ndim = self._a.ndim
     if specified > ndim:
         if idx.__class__ is slice:   # a lone slice goes to torch's applySlice, which names the 0-dim case

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from . import dtype as D
 from .factories import parse_size
 from .ops_namespace import aten
@@ -54,7 +56,9 @@ def _check_dtype(name, dtype):
     return dtype
 
 
-def _check_requires_grad(dtype, requires_grad):
+def _check_requires_grad(dtype, requires_grad, name=None):
+    if name is not None and requires_grad is not None and not isinstance(requires_grad, (bool, np.bool_)):
+        raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
     if requires_grad and dtype is not None and not dtype.is_floating_point:
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
@@ -89,12 +93,13 @@ def _sized(op, name):
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
         shape = parse_size(size, name)
         dtype = _check_dtype(name, dtype)
+        _check_requires_grad(None, requires_grad, name)   # torch parses every argument first
         dtype = _check_out(out, dtype)
         if name == "zeros" and any(s < 0 for s in shape):
             raise RuntimeError("zeros: Dimension size must be non-negative.")
         t = op(shape, dtype=dtype, layout=layout, device=device if device is not None or out is None else out.device,
                pin_memory=pin_memory)
-        _check_requires_grad(t.dtype, requires_grad)
+        _check_requires_grad(t.dtype, requires_grad, name)
         return _finish(t, requires_grad, out)
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = f"{name}(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False)"
@@ -115,11 +120,12 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     if not _is_number(fill_value):
         raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not {type(fill_value).__name__}")
     dtype = _check_dtype("full", dtype)
+    _check_requires_grad(None, requires_grad, "full")   # torch parses every argument first
     dtype = _check_out(out, dtype)
     t = aten.full.default.fn(shape, fill_value, dtype=dtype, layout=layout,
                              device=device if device is not None or out is None else out.device,
                              pin_memory=pin_memory)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "full")
     return _finish(t, requires_grad, out)
 
 
@@ -131,8 +137,9 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     size = parse_size((size,), "empty_strided")
     stride = parse_size((stride,), "empty_strided", "stride", 2)
     dtype = _check_dtype("empty_strided", dtype)
+    _check_requires_grad(None, requires_grad, "empty_strided")   # torch parses every argument first
     t = aten.empty_strided.default.fn(list(size), list(stride), dtype=dtype, layout=layout, device=device)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "empty_strided")
     return _finish(t, requires_grad, None)
 
 
@@ -140,8 +147,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     if not _is_number(s):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     dtype = _check_dtype("scalar_tensor", dtype)
+    _check_requires_grad(None, requires_grad, "scalar_tensor")   # torch parses every argument first
     t = aten.scalar_tensor.default.fn(s, dtype=dtype, layout=layout, device=device)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "scalar_tensor")
     return _finish(t, requires_grad, None)
 
 
@@ -149,6 +157,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
            pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless an argument is a float."""
     dtype = D.as_dtype(dtype)
+    _check_requires_grad(None, requires_grad, "arange")
     if end is None:
         if not _is_number(start):
             raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {type(start).__name__}")
@@ -158,10 +167,11 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         args = (start, end) if step == 1 else (start, end, step)
         _invalid_combination("arange", args, {} if dtype is None else {"dtype": dtype})
     dtype = _check_dtype("arange", dtype)
+    _check_requires_grad(None, requires_grad, "arange")   # torch parses every argument first
     dtype = _check_out(out, dtype)
     t = aten.arange.start_step.fn(start, end, step, dtype=dtype, layout=layout,
                                   device=device if device is not None or out is None else out.device)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "arange")
     return _finish(t, requires_grad, out)
 
 
@@ -169,6 +179,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` (both included)."""
     dtype = D.as_dtype(dtype)
+    _check_requires_grad(None, requires_grad, "linspace")
     if not isinstance(steps, int) or isinstance(steps, bool) or not _is_number(start) or not _is_number(end) or \
             (dtype is not None and not isinstance(dtype, D.dtype)):
         kwargs = {} if dtype is None else {"dtype": dtype}
@@ -178,7 +189,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     dtype = _check_out(out, dtype)
     t = aten.linspace.default.fn(start, end, steps, dtype=dtype, layout=layout,
                                  device=device if device is not None or out is None else out.device)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "linspace")
     return _finish(t, requires_grad, out)
 
 
@@ -188,6 +199,7 @@ _NO_M = object()
 def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A 2-D tensor with ones on the diagonal."""
     dtype = D.as_dtype(dtype)
+    _check_requires_grad(None, requires_grad, "eye")
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {type(n).__name__}")
     if m is not _NO_M and (not isinstance(m, int) or isinstance(m, bool)) or \
@@ -200,7 +212,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
         t = aten.eye.default.fn(n, dtype=dtype, layout=layout, device=dev)
     else:
         t = aten.eye.m.fn(n, m, dtype=dtype, layout=layout, device=dev)
-    _check_requires_grad(t.dtype, requires_grad)
+    _check_requires_grad(t.dtype, requires_grad, "eye")
     return _finish(t, requires_grad, out)
 
 
@@ -209,7 +221,8 @@ def _like(op, name):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         dtype = _check_dtype(name, dtype)
-        _check_requires_grad(dtype or input.dtype, requires_grad)
+        _check_requires_grad(None, requires_grad, name)   # torch parses every argument first
+        _check_requires_grad(dtype or input.dtype, requires_grad, name)
         return _finish(op(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format),
                        requires_grad, None)
     factory.__name__ = factory.__qualname__ = name
@@ -228,7 +241,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
         raise TypeError(f"full_like(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
     dtype = _check_dtype("full_like", dtype)
-    _check_requires_grad(dtype or input.dtype, requires_grad)
+    _check_requires_grad(None, requires_grad, "full_like")   # torch parses every argument first
+    _check_requires_grad(dtype or input.dtype, requires_grad, "full_like")
     t = aten.full_like.default.fn(input, fill_value, dtype=dtype, layout=layout, device=device,
                                   memory_format=memory_format)
     return _finish(t, requires_grad, None)

@@ -41,11 +41,14 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 def _median_like(name, overloads):
     whole, by_dim = overloads
 
-    def fn(input, dim=NO_DIM, keepdim=False):
+    def fn(input, dim=NO_DIM, keepdim=NO_DIM):
         if dim is None:
             raise TypeError(f"{name}(): argument 'dim' (position 1) must be int, not NoneType")
         if dim is NO_DIM:
+            if keepdim is not NO_DIM:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
             return whole(input)
+        keepdim = False if keepdim is NO_DIM else keepdim
         return getattr(return_types, name)(*by_dim(input, dim, keepdim))
 
     fn.__name__ = fn.__qualname__ = name
@@ -110,6 +113,9 @@ def index_copy(input, dim, index, source):
 
 @_export
 def index_fill(input, dim, index, value):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"index_fill() received an invalid combination of arguments - got ({type(dim).__name__}, "
+                        f"{type(index).__name__}, {type(value).__name__}): index must be a Tensor")
     overload = aten.index_fill.int_Tensor if isinstance(value, Tensor) else aten.index_fill.int_Scalar
     return overload(input, dim, index, value)
 
@@ -288,7 +294,8 @@ _METHODS = {
     "squeeze_": _squeeze_,
     "unsqueeze_": lambda self, dim: aten.unsqueeze_.default(self, dim),
     "unfold": lambda self, dimension, size, step: aten.unfold.default(self, dimension, size, step),
-    "broadcast_to": lambda self, size: aten.broadcast_to.default(self, list(size)),
+    "broadcast_to": lambda self, size: aten.broadcast_to.default(self, [size] if isinstance(size, int) and not
+                                                                  isinstance(size, bool) else list(size)),
     "sum_to_size": lambda self, *size: aten.sum_to_size.default(self, _size_args(size)),
     "new_empty_strided": _new_empty_strided,
     "ger": lambda self, vec2: aten.ger.default(self, vec2),

@@ -315,9 +315,9 @@ _sum = _ov("sum")
 
 
 @_method
-def sum(self, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001
+def sum(self, dim=F.NO_DIM, keepdim=F.NO_DIM, *, dtype=None, out=None):  # noqa: A001
     # x.sum(): straight to the overload
-    if dim is None and not keepdim and out is None and isinstance(self, Tensor):
+    if dim is F.NO_DIM and keepdim is F.NO_DIM and out is None and isinstance(self, Tensor):
         return _sum(self, dtype=dtype)
     return F.sum(self, dim, keepdim, dtype=dtype, out=out)
 
@@ -518,6 +518,8 @@ def detach_(self):
 
 @_method
 def copy_(self, src, non_blocking=False):
+    if src.__class__ in (int, float, bool):   # torch's parser takes a number for src, as a 0-d tensor
+        src = F.scalar_tensor_like(src, self)
     return _ov("copy_")(self, src, non_blocking)
 
 
@@ -528,6 +530,8 @@ def fill_(self, value):
 
 @_method
 def resize_(self, *sizes, memory_format=None):
+    if not sizes:
+        raise TypeError('resize_() missing 1 required positional arguments: "size"')
     return _ov("resize_")(self, parse_size(sizes, "resize_"), memory_format=memory_format)
 
 
@@ -537,14 +541,14 @@ _CPP_TYPE = {D.float32: "float", D.float64: "double", D.float16: "c10::Half", D.
 
 
 @_method
-def set_(self, source=None, storage_offset=0, size=None, stride=None):
+def set_(self, source=F.NO_DIM, storage_offset=0, size=None, stride=None):
     """Make ``self`` look at ``source``'s memory: a tensor's (its sizes and strides too), a storage's (all of it,
     or ``size``/``stride`` from ``storage_offset``), or none (an empty storage)."""
     from .storage import UntypedStorage
     from .tensor import make, tensor_over_storage
     if self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    if source is None:
+    if source is F.NO_DIM:
         fresh = make(self._a.reshape(-1)[:0].copy(), self._device)
         a, st = fresh._a, fresh._st_of()
     elif isinstance(source, Tensor):

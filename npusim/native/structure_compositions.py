@@ -44,6 +44,8 @@ def _index_vector_checks(self, dim, index, source, op):
                                                                          aten.ge.Scalar(index, size)))
         if op == "index_fill_":
             raise IndexError(f"index {int(bad[0].item())} is out of bounds for dimension {d} with size {size}")
+        if op == "index_add_" and self.dim() > 1:   # torch's 1-D kernel says "index out of range in self"
+            raise RuntimeError(f"index {int(bad[0].item())} is out of bounds for dimension {d} with size {size}")
         raise IndexError("index out of range in self")
     return d
 
@@ -92,6 +94,11 @@ def _index_copy_args(self, dim, index, source):
     if source.dtype != self.dtype:
         raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
                            f"{C.tname(self.dtype)} and (source) {C.tname(source.dtype)}")
+    if source.dim() and self.dim() and source.dim() != self.dim():
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
+                         f"match. Source dimensionality ({source.dim()}), destination dimensionality ({self.dim()})")
+    if index.dim() == 0:   # a 0-d index is one index
+        index = aten.reshape.default(index, [1])
     d = _index_vector_checks(self, dim, index, source, "index_copy_")
     return _along(d, index)
 
@@ -115,13 +122,15 @@ def _fill_value(self, value):
 
 
 def index_fill(self, dim, index, value):
+    value = _fill_value(self, value)   # torch checks the value first
     indices = _along(_index_vector_checks(self, dim, index, None, "index_fill_"), index)
-    return aten.index_put.default(self, indices, _fill_value(self, value))
+    return aten.index_put.default(self, indices, value)
 
 
 def index_fill_(self, dim, index, value):
+    value = _fill_value(self, value)
     indices = _along(_index_vector_checks(self, dim, index, None, "index_fill_"), index)
-    aten.index_put_.default(self, indices, _fill_value(self, value))
+    aten.index_put_.default(self, indices, value)
     return self
 
 
@@ -148,12 +157,18 @@ def _full_mask(mask, shape):
 def masked_scatter(self, mask, source):
     shape = list(C.broadcast_shapes(tuple(self.shape), tuple(mask.shape)))
     values = _masked_source(mask, source, self.dtype, shape)
+    if not shape:   # index_put cannot take a mask on a 0-d tensor: scatter into a 1-element copy
+        r = aten.index_put.default(aten.reshape.default(self, [1]), [aten.reshape.default(mask, [1])], values)
+        return aten.reshape.default(r, [])
     base = aten.expand.default(self, shape) if list(self.shape) != shape else self
     return aten.index_put.default(base, [_full_mask(mask, shape)], values)
 
 
 def masked_scatter_(self, mask, source):
     values = _masked_source(mask, source, self.dtype, list(self.shape))
+    if self.dim() == 0:   # index_put cannot take a mask on a 0-d tensor: write through a 1-element view
+        aten.index_put_.default(aten.reshape.default(self, [1]), [aten.reshape.default(mask, [1])], values)
+        return self
     aten.index_put_.default(self, [_full_mask(mask, list(self.shape))], values)
     return self
 

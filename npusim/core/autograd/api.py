@@ -1,6 +1,8 @@
 """``npusim.autograd.backward`` / ``grad`` and the Tensor methods that start a backward pass."""
 from __future__ import annotations
 
+import numpy as np
+
 import weakref
 
 from ..ops_namespace import aten
@@ -159,6 +161,9 @@ def _set_requires_grad(self, value):
 
 def requires_grad_(self, requires_grad=True):
     # replaces Tensor's own method, which imports autograd lazily on every call
+    if requires_grad.__class__ is not bool and not isinstance(requires_grad, np.bool_):
+        raise TypeError(f"requires_grad_(): argument 'requires_grad' (position 1) must be bool, not "
+                        f"{type(requires_grad).__name__}")
     set_requires_grad(self, requires_grad)
     return self
 
