@@ -12,6 +12,7 @@ from ...core.api_usage import log_api_usage_once
 from ...core.autograd.grad_mode import no_grad
 from ...core.tensor import Tensor
 from ...core.tensor_methods import _LEGACY, _parse_to
+from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module"]
@@ -32,28 +33,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by hook registrations; ``remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, *dicts):
-        self.id = next(self._ids)
-        self._dicts = [weakref.ref(d) if hasattr(d, "__weakref__") else (lambda d=d: d) for d in dicts]
-
-    def remove(self):
-        for ref in self._dicts:
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 # Hook dicts are OrderedDicts, as torch's: RemovableHandle refers to them weakly (an OrderedDict, unlike a dict,
@@ -336,7 +315,7 @@ class Module:
         return self._call_impl(*args, **kwargs)
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -345,8 +324,8 @@ class Module:
         return handle
 
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                                 self._forward_hooks_always_called)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
+                                                                      self._forward_hooks_always_called])
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -787,8 +766,8 @@ def register_module_forward_pre_hook(hook):
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     """A forward hook run for every module."""
-    handle = RemovableHandle(_global_forward_hooks, _global_forward_hooks_with_kwargs,
-                             _global_forward_hooks_always_called)
+    handle = RemovableHandle(_global_forward_hooks, extra_dict=[_global_forward_hooks_with_kwargs,
+                                                          _global_forward_hooks_always_called])
     _global_forward_hooks[handle.id] = hook
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
