@@ -1,0 +1,78 @@
+"""``npusim.nn.utils.weight_norm`` (the legacy hook-based one): ``weight = g * v / ||v||`` from ``weight_g`` and
+``weight_v``, recomputed by a forward pre-hook. Deprecated in torch in favour of ``parametrizations.weight_norm``."""
+from __future__ import annotations
+
+import warnings
+from typing import Any, TypeVar
+
+from ..modules.module import Module
+from ..parameter import Parameter, UninitializedParameter
+from .parametrizations import _norm_except_dim
+
+__all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
+
+
+class WeightNorm:
+    name: str
+    dim: int
+
+    def __init__(self, name: str, dim: int) -> None:
+        if dim is None:
+            dim = -1
+        self.name = name
+        self.dim = dim
+
+    def compute_weight(self, module: Module) -> Any:
+        g = getattr(module, self.name + "_g")
+        v = getattr(module, self.name + "_v")
+        return v * (g / _norm_except_dim(v, self.dim))
+
+    @staticmethod
+    def apply(module, name: str, dim: int) -> WeightNorm:
+        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=3)
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, WeightNorm) and hook.name == name:
+                raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
+        if dim is None:
+            dim = -1
+        fn = WeightNorm(name, dim)
+        weight = getattr(module, name)
+        if isinstance(weight, UninitializedParameter):
+            raise ValueError("The module passed to `WeightNorm` can't have uninitialized parameters. "
+                             "Make sure to run the dummy forward before applying weight normalization")
+        del module._parameters[name]
+        module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, dim).data))
+        module.register_parameter(name + "_v", Parameter(weight.data))
+        setattr(module, name, fn.compute_weight(module))
+        module.register_forward_pre_hook(fn)
+        return fn
+
+    def remove(self, module: Module) -> None:
+        weight = self.compute_weight(module)
+        delattr(module, self.name)
+        del module._parameters[self.name + "_g"]
+        del module._parameters[self.name + "_v"]
+        setattr(module, self.name, Parameter(weight.data))
+
+    def __call__(self, module: Module, inputs: Any) -> None:
+        setattr(module, self.name, self.compute_weight(module))
+
+
+T_module = TypeVar("T_module", bound=Module)
+
+
+def weight_norm(module: T_module, name: str = "weight", dim: int = 0) -> T_module:
+    """Replace ``module.<name>`` by ``<name>_g`` (magnitude) and ``<name>_v`` (direction); ``dim=None``: one norm."""
+    WeightNorm.apply(module, name, dim)
+    return module
+
+
+def remove_weight_norm(module: T_module, name: str = "weight") -> T_module:
+    """Fold ``<name>_g`` and ``<name>_v`` back into a single parameter ``<name>``."""
+    for k, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, WeightNorm) and hook.name == name:
+            hook.remove(module)
+            del module._forward_pre_hooks[k]
+            return module
+    raise ValueError(f"weight_norm of '{name}' not found in {module}")
