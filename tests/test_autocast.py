@@ -926,3 +926,148 @@ def test_reduction_gradients_given_a_dtype_match_torch(torch, device, name, low)
     assert str(grad.dtype).replace("npusim.", "") == str(tgrad.dtype).replace("torch.", "")
     expected = tgrad.float().numpy()
     np.testing.assert_allclose(host(grad.float()), expected, rtol=1e-2, atol=1e-2 * np.abs(expected).max())
+
+
+# --- einsum: a composition of dispatched ops, so autocast reaches its matmuls ----------------------------------
+
+# (equation, operand shapes, whether torch's einsum contracts through bmm: cpu autocast casts only those)
+EINSUM_CASES = [
+    ("ij,jk->ik", [(3, 4), (4, 5)], True),                      # matmul
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], True),             # batch matmul
+    ("i,j->ij", [(3,), (4,)], False),                           # outer: a mul
+    ("i,i->", [(4,), (4,)], True),                              # dot
+    ("ii", [(4, 4)], False),                                    # trace
+    ("ii->i", [(4, 4)], False),                                 # diagonal
+    ("ij->", [(3, 4)], False),                                  # sum
+    ("ij->ji", [(3, 4)], False),                                # transpose
+    ("...ij,...jk", [(2, 3, 4), (4, 5)], True),                 # ellipsis, implicit output
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (3, 4, 5)], True),    # broadcast ellipsis
+    ("iij,jk->ik", [(3, 3, 4), (4, 5)], True),                  # repeated index in one operand
+    ("ij,kj->ik", [(3, 4), (1, 4)], True),                      # a broadcast dimension of size 1
+    ("bij,jk->bki", [(2, 3, 4), (4, 5)], True),                 # output order needs the operands swapped
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], True),           # three operands
+    ("ij,jk->ik", [(3, 0), (0, 4)], True),                      # an empty contraction
+]
+EINSUM_IDS = [eq for eq, _, _ in EINSUM_CASES]
+
+
+def _einsum_operands(m, device, shapes, dtype="float32", requires_grad=False):
+    rng = np.random.default_rng(3)
+    return [m.tensor(rng.standard_normal(s).astype(np.float32), device=device).to(getattr(m, dtype))
+            .requires_grad_(requires_grad) for s in shapes]
+
+
+def test_einsum_is_a_composite_with_no_kernel_of_its_own():
+    op = npusim.ops.aten.einsum.default
+    assert op.has_kernel_for_dispatch_key("CompositeImplicitAutograd")
+    assert not op.has_kernel_for_dispatch_key("CPU") and not op.has_kernel_for_dispatch_key("PrivateUse1")
+    before = npusim.npu.fallback_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")     # the CPU fallback would warn
+        a, b = _einsum_operands(npusim, "npu", [(3, 4), (4, 5)])
+        assert npusim.einsum("ij,jk->ik", a, b).device == a.device
+    assert npusim.npu.fallback_stats() == before
+
+
+@pytest.mark.parametrize("low", LOW, ids=LOW_IDS)
+@pytest.mark.parametrize("case", range(len(EINSUM_CASES)), ids=EINSUM_IDS)
+def test_einsum_under_autocast_runs_its_matmuls_in_the_autocast_dtype(device, case, low):
+    equation, shapes, contracts = EINSUM_CASES[case]
+    ops = _einsum_operands(npusim, device, shapes)
+    exact = npusim.einsum(equation, *ops)
+    with npusim.autocast(device, dtype=low):
+        out = npusim.einsum(equation, *ops)
+    # the npu runs einsum itself in the lower dtype (torch's CUDA list); the cpu only its matmuls (bmm)
+    assert out.dtype is (low if device == "npu" or contracts else npusim.float32)
+    assert out.shape == exact.shape
+    np.testing.assert_allclose(host(out.float()), host(exact), rtol=0.05, atol=0.05)
+
+
+@pytest.mark.parametrize("low", LOW, ids=LOW_IDS)
+@pytest.mark.parametrize("case", range(len(EINSUM_CASES)), ids=EINSUM_IDS)
+def test_gradients_flow_through_einsum_under_autocast(device, case, low):
+    equation, shapes, _ = EINSUM_CASES[case]
+    ops = _einsum_operands(npusim, device, shapes, requires_grad=True)
+    with npusim.autocast(device, dtype=low):
+        out = npusim.einsum(equation, *ops)
+    (out.float() * 1.5).sum().backward()
+    grads = [t.grad for t in ops]
+    exact = _einsum_operands(npusim, device, shapes, requires_grad=True)
+    (npusim.einsum(equation, *exact) * 1.5).sum().backward()
+    for g, e in zip(grads, exact):
+        assert g.dtype is npusim.float32 and g.shape == e.shape
+        np.testing.assert_allclose(host(g), host(e.grad), rtol=0.05, atol=0.05)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("case", range(len(EINSUM_CASES)), ids=EINSUM_IDS)
+def test_einsum_values_and_gradients_match_torch(torch, device, case):
+    equation, shapes, _ = EINSUM_CASES[case]
+    ops = _einsum_operands(npusim, device, shapes, "float64", requires_grad=True)
+    tops = _einsum_operands(torch, "cpu", shapes, "float64", requires_grad=True)
+    out, tout = npusim.einsum(equation, *ops), torch.einsum(equation, *tops)
+    assert out.dtype is npusim.float64 and tuple(out.shape) == tuple(tout.shape)
+    np.testing.assert_allclose(host(out), tout.detach().numpy(), rtol=1e-12, atol=1e-12)
+    weights = np.linspace(-1, 2, max(out.numel(), 1))[:out.numel()].reshape(tuple(out.shape))
+    (out * npusim.tensor(weights, device=device)).sum().backward()
+    (tout * torch.tensor(weights)).sum().backward()
+    for t, tt in zip(ops, tops):
+        np.testing.assert_allclose(host(t.grad), tt.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(EINSUM_CASES)), ids=EINSUM_IDS)
+def test_einsum_under_autocast_matches_torch(torch, device, case, low):
+    """The cpu against torch's cpu autocast; the npu against torch's CUDA autocast, which casts einsum's
+    operands to the lower dtype (written out on torch's cpu)."""
+    equation, shapes, _ = EINSUM_CASES[case]
+    ops = _einsum_operands(npusim, device, shapes, requires_grad=True)
+    tops = _einsum_operands(torch, "cpu", shapes, requires_grad=True)
+    with npusim.autocast(device, dtype=getattr(npusim, low)):
+        out = npusim.einsum(equation, *ops)
+    if device == "cpu":
+        with torch.autocast("cpu", dtype=getattr(torch, low)):
+            tout = torch.einsum(equation, *tops)
+    else:
+        tout = torch.einsum(equation, *[t.to(getattr(torch, low)) for t in tops])
+    assert str(out.dtype).replace("npusim.", "") == str(tout.dtype).replace("torch.", "")
+    np.testing.assert_allclose(host(out.float()), tout.float().detach().numpy(), rtol=1e-2, atol=1e-2)
+    out.float().sum().backward()
+    tout.float().sum().backward()
+    for t, tt in zip(ops, tops):
+        assert t.grad.dtype is npusim.float32
+        np.testing.assert_allclose(host(t.grad), tt.grad.numpy(), rtol=2e-2, atol=2e-2)
+
+
+EINSUM_ERRORS = [
+    ("ij,jk->ik", [(2, 3), (4, 5)], "float32"),     # sizes that do not broadcast
+    ("ii", [(3, 4)], "float32"),                    # a repeated index of two sizes
+    ("ij,jk", [(2, 3)], "float32"),                 # too few operands
+    ("i", [(2,), (2,)], "float32"),                 # too many operands
+    ("i1->i", [(2, 3)], "float32"),                 # not a letter
+    ("ij->ii", [(2, 3)], "float32"),                # an output letter twice
+    ("ij->k", [(2, 3)], "float32"),                 # an output letter no operand has
+    ("...i...", [(2, 3)], "float32"),               # two ellipses
+    ("i.j", [(2, 3)], "float32"),                   # a lone dot
+    ("ijk", [(2, 3)], "float32"),                   # more letters than dimensions
+    ("ij,jk->ik", [(2, 3), (3, 4)], "mixed"),       # float32 with float64: bmm's dtype error
+    ("ij,jk->ik", [(2, 3), (3, 4)], "bool"),        # bmm has no bool kernel
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("autocast", [False, True], ids=["plain", "autocast"])
+@pytest.mark.parametrize("case", range(len(EINSUM_ERRORS)), ids=[e[0] for e in EINSUM_ERRORS])
+def test_einsum_errors_match_torch(torch, case, autocast):
+    equation, shapes, dtype = EINSUM_ERRORS[case]
+
+    def error(m):
+        ops = _einsum_operands(m, "cpu", shapes, "float32" if dtype == "mixed" else dtype)
+        if dtype == "mixed":
+            ops[1] = ops[1].double()
+        with m.autocast("cpu", enabled=autocast):
+            with pytest.raises(Exception) as info:
+                m.einsum(equation, *ops)
+        return type(info.value).__name__, str(info.value).replace("npusim", "torch")
+    assert error(npusim) == error(torch)

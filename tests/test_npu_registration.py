@@ -61,7 +61,7 @@ COMMON = [aten.add.Tensor, aten.mul.Tensor, aten.mm.default, aten.sum.dim_IntLis
           aten.cat.default, aten.convolution.default, aten.native_layer_norm.default, aten.gelu.default,
           aten.sigmoid.default, aten.linalg_vector_norm.default]
 LEFT_TO_FALLBACK = [aten.sort.stable, aten.argsort.stable, aten.topk.default, aten._unique2.default,
-                    aten.nonzero.default, aten.masked_select.default, aten.einsum.default]
+                    aten.nonzero.default, aten.masked_select.default]
 
 
 @pytest.mark.parametrize("op", OPENREG_MINIMAL + COMMON, ids=lambda op: op.name())

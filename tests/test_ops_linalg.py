@@ -18,8 +18,6 @@ from conftest import host
 
 pytestmark = [
     pytest.mark.filterwarnings(r"ignore::RuntimeWarning:npusim\.(kernels|native)"),
-    # einsum runs through the npu's CPU fallback, which announces itself once
-    pytest.mark.filterwarnings("ignore:Operator 'aten.*einsum' is not currently supported:UserWarning"),
 ]
 
 FLOATS = ["float32", "float64", "float16", "bfloat16"]

@@ -35,7 +35,7 @@ from .runtime import runtime
 
 # Ops deliberately left to the CPU fallback, so it is exercised and documented.
 FALLBACK_OPS = ("sort", "argsort", "topk", "_unique2", "unique_dim", "unique_consecutive", "nonzero",
-                "masked_select", "einsum")
+                "masked_select")
 
 rename_privateuse1_backend("npu")
 register_device_hooks("npu", NpuHooks(memory))

@@ -1,4 +1,4 @@
-"""Matrix products, einsum and joins over NumPy or CuPy arrays.
+"""Matrix products and joins over NumPy or CuPy arrays.
 
 Callers check shapes and dtypes (and raise torch's errors) before calling in;
 these functions only compute. 16-bit floats are multiplied in float32 and
@@ -63,16 +63,6 @@ def outer(a, b):
     """Every product ``a[i] * b[j]`` (1-D inputs of one dtype)."""
     xp = namespace_of(a)
     return xp.multiply(a[:, None], b)
-
-
-def einsum(subscripts, arrays, optimize=False):
-    """``xp.einsum`` over arrays of one dtype; 16-bit floats go through float32."""
-    xp = namespace_of(arrays[0])
-    dt = arrays[0].dtype
-    if is_half(dt):
-        arrays = [a.astype(_F32) for a in arrays]
-        return xp.asarray(xp.einsum(subscripts, *arrays, optimize=optimize)).astype(dt)
-    return xp.asarray(xp.einsum(subscripts, *arrays, optimize=optimize))
 
 
 def concatenate(arrays, axis, dtype, out=None):

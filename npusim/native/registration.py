@@ -12,7 +12,7 @@ from . import distances, fused_pointwise, indexing_ops, joining, linalg, product
 from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, nn_embedding_ops, nn_loss_ops
 from . import nn_norm_ops, nn_padding_ops, sorting
 from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, misc_ops, pool3d_ops
-from . import reduction_compositions, scan_ops, structure_compositions
+from . import einsum, reduction_compositions, scan_ops, structure_compositions
 from . import linalg_triangular_ops, special_ops
 from . import random_samplers
 from . import unary as U
@@ -138,7 +138,7 @@ COMPOSITE = {"_to_copy": F.to_copy}
 COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
 for _module in (U, product_compositions, distances, nn_activation_ops, nn_padding_ops, nn_dropout_ops,
                 nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_compositions, math_ops,
-                reduction_compositions, structure_compositions, inplace_view_ops, linalg_triangular_ops):
+                reduction_compositions, structure_compositions, inplace_view_ops, linalg_triangular_ops, einsum):
     COMPOSITE_IMPLICIT.update(_module.COMPOSITE_IMPLICIT)
 # An op that decomposes has no backend kernel of its own: one would take the autograd key from the decomposition.
 for _name in COMPOSITE_IMPLICIT:
