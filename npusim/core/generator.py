@@ -8,6 +8,7 @@ State tensors are 16 bytes: seed then offset, little-endian.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -20,6 +21,8 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 _STATE_BYTES = 16
 
 _FACTORIES: dict = {}
+# per thread, callables told of every draw before it happens (npusim.func.vmap's randomness modes)
+_draw_watchers = threading.local()
 _DEFAULTS: dict = {}             # device-type name -> function(index) -> default generator
 
 
@@ -34,6 +37,19 @@ def register_generator(device_type: str, factory) -> None:
 def register_default_generators(device_type: str, getter) -> None:
     """Register ``getter(device_index) -> Generator``: the default generator of each device."""
     _DEFAULTS[_device(device_type)._type] = getter
+
+
+@contextlib.contextmanager
+def watch_draws(watch):
+    """Call ``watch(generator)`` before every draw this thread makes inside the block; it may raise."""
+    stack = getattr(_draw_watchers, "stack", None)
+    if stack is None:
+        stack = _draw_watchers.stack = []
+    stack.append(watch)
+    try:
+        yield
+    finally:
+        stack.remove(watch)
 
 
 def seed_value(seed) -> int:
@@ -128,6 +144,10 @@ class Generator:
     # --- drawing (used by the random kernels) -------------------------------------------------------
     def draw(self, fn):
         """Run ``fn(key, counter) -> (result, blocks)`` at the current offset, then advance past it."""
+        watchers = getattr(_draw_watchers, "stack", None)
+        if watchers:
+            for watch in watchers:
+                watch(self)
         with self._lock:
             result, blocks = fn(self._seed, self._offset)
             self._offset += blocks

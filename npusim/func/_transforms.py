@@ -1,0 +1,328 @@
+"""torch.func's differentiation transforms: grad, grad_and_value, vjp, jvp, jacrev, jacfwd, hessian.
+
+Each call makes fresh differentiable stand-ins for the inputs it differentiates and runs ``autograd.grad`` on
+them. A transform nests inside another (``hessian``, ``grad(grad(f))``) and composes with plain autograd as
+torch's do: when the function's graph reaches a tensor that requires grad outside the transform (an outer
+transform's input, or a captured parameter), the gradients are built with ``create_graph`` so that they stay
+differentiable; otherwise the results are plain detached tensors. ``jvp`` and ``jacfwd`` give torch's results
+computed in reverse mode (the double-backward trick; one backward per output element): npusim has no forward
+mode AD.
+"""
+from __future__ import annotations
+
+import functools
+
+from ..core.autograd.api import grad as _grad
+from ..core.autograd.grad_mode import enable_grad, is_grad_enabled
+from ..core.autograd.node import AccumulateGrad
+from ..core.functional import stack as _stack
+from ..core.public_factories import zeros_like as _zeros_like
+from ..core.tensor import Tensor
+from ._pytree import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+
+
+# --- argnums -------------------------------------------------------------------------------------------------
+
+def _wrap_argnum(argnum, num_args: int) -> int:
+    if not isinstance(argnum, int) or isinstance(argnum, bool):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _slice_argnums(args, argnums, as_tuple=True):
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        i = _wrap_argnum(argnums, len(args))
+        return (args[i],) if as_tuple else args[i]
+    argnums = tuple(_wrap_argnum(a, len(args)) for a in argnums)
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return tuple(args[i] for i in argnums)
+
+
+def _replace_args(args, new, argnums):
+    if isinstance(argnums, int):
+        i = _wrap_argnum(argnums, len(args))
+        return tuple(new if j == i else a for j, a in enumerate(args))
+    idx = {_wrap_argnum(a, len(args)): k for k, a in enumerate(argnums)}
+    return tuple(new[idx[j]] if j in idx else a for j, a in enumerate(args))
+
+
+# --- differentiable stand-ins and the link to outer graphs ---------------------------------------------------
+
+def _make_differentiable(x, outer_grad: bool):
+    if not isinstance(x, Tensor):
+        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+    if outer_grad and x.requires_grad:
+        return x.view_as(x)   # stays connected to the graph outside, so results can be differentiated there
+    return x.detach().requires_grad_(True)
+
+
+def _reaches_outside(tensors, own) -> bool:
+    """Whether the graph of ``tensors`` reaches a leaf requiring grad other than the stand-ins ``own``."""
+    own_ids = {id(t) for t in own}
+    stack, seen = [], set()
+    for t in tensors:
+        if isinstance(t, Tensor) and t.requires_grad:
+            if t.grad_fn is None:
+                if id(t) not in own_ids:
+                    return True
+            else:
+                stack.append(t.grad_fn)
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            var = node.variable
+            if var is None or id(var) not in own_ids:
+                return True
+            continue
+        stack.extend(fn for fn, _ in node.next_functions)
+    return False
+
+
+def _detach_tree(tree):
+    return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+
+
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=False):
+    """``autograd.grad`` over the outputs that require grad, zeros for inputs nothing depends on."""
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    if not pairs:
+        return tuple(_zeros_like(i) for i in inputs)
+    res = _grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=retain_graph,
+                create_graph=create_graph, allow_unused=True)
+    return tuple(_zeros_like(i) if r is None else r for r, i in zip(res, inputs))
+
+
+def _split_aux(output, has_aux, api):
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    return output
+
+
+def _treespec_pprint(spec) -> str:
+    if spec.is_leaf():
+        return "*"
+    kids = [_treespec_pprint(c) for c in spec.children]
+    if issubclass(spec.type, dict):
+        return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(spec.context, kids)) + "}"
+    if issubclass(spec.type, list):
+        return "[" + ", ".join(kids) + "]"
+    return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
+
+
+# --- grad ------------------------------------------------------------------------------------------------------
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``func``'s gradient with respect to ``args[argnums]`` (each a tensor or a pytree of them), and its value:
+    ``(grad, value)``, or ``(grad, (value, aux))`` with ``has_aux``."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        outer = is_grad_enabled()
+        with enable_grad():
+            diff = _slice_argnums(args, argnums, as_tuple=False)
+            flat, spec = tree_flatten(diff)
+            own = [_make_differentiable(x, outer) for x in flat]
+            args = _replace_args(args, tree_unflatten(own, spec), argnums)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value(f)(*args)")
+            if not isinstance(output, Tensor):
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
+                                   f"{type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got "
+                                   f"tensor with {output.dim()} dims. Maybe you wanted to use the vjp or jacrev "
+                                   f"APIs instead?")
+            linked = outer and _reaches_outside([output], own)
+            grads = tree_unflatten(_autograd_grad((output,), own, create_graph=linked), spec)
+        if not linked:
+            output, aux = output.detach(), _detach_tree(aux)
+        return (grads, (output, aux)) if has_aux else (grads, output)
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of the scalar function ``func`` with respect to ``args[argnums]``; with ``has_aux``,
+    ``(grad, aux)``."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return wrapper
+
+
+# --- vjp -------------------------------------------------------------------------------------------------------
+
+def _vjp(func, primals, argnums=None, has_aux=False, api="vjp(f, *primals)", float_outputs=True):
+    outer = is_grad_enabled()
+    with enable_grad():
+        diff = primals if argnums is None else _slice_argnums(primals, argnums, as_tuple=False)
+        flat, spec = tree_flatten(diff)
+        own = [_make_differentiable(x, outer) for x in flat]
+        args = tree_unflatten(own, spec) if argnums is None else _replace_args(primals, tree_unflatten(own, spec),
+                                                                               argnums)
+        output, aux = _split_aux(func(*args), has_aux, api)
+        flat_out, out_spec = tree_flatten(output)
+        if (len(flat_out) == 1 and flat_out[0] is None) or not flat_out:
+            raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = "
+                               f"{flat_out})")
+        for o in flat_out:
+            if not isinstance(o, Tensor):
+                raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type "
+                                   f"{type(o)}")
+            if float_outputs and not (o.is_floating_point() or o.is_complex()):
+                raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                                   f"Tensor with dtype {o.dtype}")
+        linked = outer and _reaches_outside(flat_out, own)
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        flat_cot, cot_spec = tree_flatten(cotangents)
+        if cot_spec != out_spec:
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of "
+                               f"outputs to the function. cotangents: {_treespec_pprint(cot_spec)}, primal output: "
+                               f"{_treespec_pprint(out_spec)}")
+        if create_graph is None:
+            create_graph = is_grad_enabled() and (linked or any(isinstance(c, Tensor) and c.requires_grad
+                                                                for c in flat_cot))
+        with enable_grad():
+            res = _autograd_grad(flat_out, own, flat_cot, retain_graph=retain_graph, create_graph=create_graph)
+        return tree_unflatten(res, spec)
+
+    results = output if linked else _detach_tree(output)
+    aux = aux if linked else _detach_tree(aux)
+    return results, vjp_fn, aux, flat_out, out_spec, linked, own
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``: ``vjp_fn(cotangents)`` gives the vector-Jacobian product, one entry per
+    primal; with ``has_aux``, ``(output, vjp_fn, aux)``."""
+    results, vjp_fn, aux, *_ = _vjp(func, primals, has_aux=has_aux)
+    return (results, vjp_fn, aux) if has_aux else (results, vjp_fn)
+
+
+# --- jvp -------------------------------------------------------------------------------------------------------
+
+_JVP = "jvp(f, primals, tangents)"
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, by the double-backward trick (the
+    backward is linear in its incoming gradient; differentiating it with respect to that gradient gives J v)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_p, p_spec = tree_flatten(primals)
+    flat_t, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           f"if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{p_spec} and tangents with structure {t_spec}")
+    for what, flat in (("primals", flat_p), ("tangents", flat_t)):
+        if not flat:
+            raise RuntimeError(f"{_JVP}: Expected {what} to be a non-empty tuple of Tensors.")
+        for x in flat:
+            if not isinstance(x, Tensor):
+                raise RuntimeError(f"{_JVP}: Expected {what} to only contain Tensors, got {type(x)}")
+    for p, t in zip(flat_p, flat_t):
+        if p.shape != t.shape:
+            raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the "
+                               f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} while the "
+                               f"given forward gradient is of size {list(t.shape)}.")
+    results, _, aux, flat_out, out_spec, linked, own = _vjp(func, primals, has_aux=has_aux, api=_JVP,
+                                                            float_outputs=False)
+    outer = is_grad_enabled()
+    with enable_grad():
+        dummies = [_zeros_like(o, requires_grad=True) if o.is_floating_point() or o.is_complex() else None
+                   for o in flat_out]
+        diff_out = [(o, d) for o, d in zip(flat_out, dummies) if d is not None and o.requires_grad]
+        if diff_out:
+            back = _grad([o for o, _ in diff_out], own, [d for _, d in diff_out],
+                         retain_graph=True, create_graph=True, allow_unused=True)
+            pairs = [(b, t) for b, t in zip(back, flat_t) if b is not None and b.requires_grad]
+        else:
+            pairs = []
+        create = outer and (linked or any(t.requires_grad for t in flat_t))
+        used = [d for _, d in diff_out]
+        if pairs and used:
+            res = _grad([b for b, _ in pairs], used, [t for _, t in pairs], create_graph=create, allow_unused=True)
+        else:
+            res = [None] * len(used)
+    by_dummy = {id(d): r for d, r in zip(used, res)}
+    tangents_out = []
+    for o, d in zip(flat_out, dummies):
+        r = by_dummy.get(id(d)) if d is not None else None
+        tangents_out.append(_zeros_like(o) if r is None else r)
+    if not create:
+        tangents_out = [t.detach() for t in tangents_out]
+    out = (results, tree_unflatten(tangents_out, out_spec))
+    return out + (aux,) if has_aux else out
+
+
+# --- jacobians -------------------------------------------------------------------------------------------------
+
+def _jacobian(func, argnums, has_aux, api_name):
+    @functools.wraps(func)
+    def wrapper(*args):
+        _slice_argnums(args, argnums)   # argnums checked before f runs, as torch does
+        output, vjp_fn, aux, flat_out, out_spec, *_ = _vjp(func, args, argnums=argnums, has_aux=has_aux)
+        zeros = [_zeros_like(o) for o in flat_out]
+        per_output = []
+        for i, o in enumerate(flat_out):
+            rows = []
+            n = o.numel()
+            for k in range(n):
+                onehot = o.new_zeros(n)
+                onehot[k] = 1
+                cot = list(zeros)
+                cot[i] = onehot.view(o.shape)
+                rows.append(vjp_fn(tree_unflatten(cot, out_spec)))
+            diff = _slice_argnums(args, argnums, as_tuple=False)
+            flat_diff, diff_spec = tree_flatten(diff)
+            if rows:
+                flat_rows = [tree_flatten(r)[0] for r in rows]
+                cols = [_stack([r[j] for r in flat_rows], dim=0).view(tuple(o.shape) + tuple(x.shape))
+                        for j, x in enumerate(flat_diff)]
+            else:
+                cols = [x.new_zeros(tuple(o.shape) + tuple(x.shape)) for x in flat_diff]
+            per_output.append(tree_unflatten(cols, diff_spec))
+        jac = tree_unflatten(per_output, out_spec)
+        return (jac, aux) if has_aux else jac
+    return wrapper
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of ``func`` with respect to ``args[argnums]``, one vector-Jacobian product per output element:
+    for each output leaf ``o`` and input leaf ``x``, a tensor of shape ``o.shape + x.shape``."""
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+    return _jacobian(func, argnums, has_aux, "jacrev")
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """torch.func.jacfwd's result (same structure as :func:`jacrev`); computed in reverse mode here."""
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
+                           f"{randomness}")
+    return _jacobian(func, argnums, has_aux, "jacfwd")
+
+
+def hessian(func, argnums=0):
+    """The Hessian of the scalar function ``func`` with respect to ``args[argnums]``:
+    ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
