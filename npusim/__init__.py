@@ -101,9 +101,12 @@ _sys.modules[__name__ + ".random"] = _rng_module
 def __getattr__(name):
     # npusim.distributed and npusim.distributions load on first use: most programs never need them, and import
     # time matters
-    if name in ("distributed", "distributions"):
+    if name in ("distributed", "distributions", "func"):
         import importlib
         return importlib.import_module("." + name, __name__)
+    if name == "vmap":   # torch.vmap is torch.func.vmap
+        from .func import vmap
+        return vmap
     from .missing_names import explain
     why = explain(name)
     raise AttributeError(f"module 'npusim' has no attribute '{name}'" + (f": {why}" if why else ""))
