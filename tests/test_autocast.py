@@ -1,9 +1,11 @@
 """Autocast on the npu (AutocastPrivateUse1, torch's CUDA lists) and the cpu (torch's CPU lists).
 
 Covers each cast policy's output dtypes (float16 and bfloat16, mixed inputs, Python
-scalars), gradients in the parameter's dtype, training with autocast, the cast cache
-(reuse, in-place updates, clearing, grad modes, threads), nesting, per-thread state,
-the npu's AMP functions, custom_fwd/custom_bwd, and torch's errors and warnings.
+scalars), gradients in the parameter's dtype (also back through the float32 ops after a
+lower-precision matmul), training with autocast, the cast cache (reuse, in-place updates,
+clearing, grad modes, threads), nesting, per-thread state, the npu's AMP functions,
+custom_fwd/custom_bwd, einsum as a composition whose matmuls autocast reaches, and torch's
+errors and warnings.
 """
 from __future__ import annotations
 
