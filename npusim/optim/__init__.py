@@ -1,5 +1,5 @@
 """``npusim.optim``: optimizers and learning-rate schedulers, as ``torch.optim``."""
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -15,4 +15,4 @@ from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam",
-           "RMSprop", "Rprop", "SGD", "lr_scheduler"]
+           "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
