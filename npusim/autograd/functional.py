@@ -205,11 +205,11 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def _check_forward_mode(strict, vectorize, create_graph):
     """torch's restrictions on ``strategy="forward-mode"`` (its result here is computed in reverse mode)."""
     if create_graph:
-        raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and '
+        raise NotImplementedError('npusim.autograd.functional.jacobian: `create_graph=True` and '
                                   '`strategy="forward-mode"` are not supported together (yet). Please either set '
                                   '`create_graph=False` or `strategy="reverse-mode"`.')
     if strict:
-        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
+        raise RuntimeError('npusim.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not '
                            'supported together (yet). Please either set `strict=False` or '
                            '`strategy="reverse-mode"`.')
     if not vectorize:
@@ -233,7 +233,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", "jacobian")
         _check_requires_grad(outputs, "outputs", strict=strict)
         if vectorize and strict:
-            raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
+            raise RuntimeError("npusim.autograd.functional.jacobian: `strict=True` and `vectorized=True` are not "
                                "supported together. Please either set `strict=False` or `vectorize=False`.")
         jac = ()
         for i, out in enumerate(outputs):
@@ -255,6 +255,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             jac += (tuple(_stack_rows(jac_i_el, inputs[el_idx]).view(out.size() + inputs[el_idx].size())
                           for el_idx, jac_i_el in enumerate(jac_i)),)
         jac = _grad_postprocess(jac, create_graph)
+        if strategy == "forward-mode":
+            jac = [list(row) for row in jac]   # torch's forward-mode result nests lists, not tuples
         return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
 
 
