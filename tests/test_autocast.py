@@ -1073,3 +1073,39 @@ def test_einsum_errors_match_torch(torch, case, autocast):
                 m.einsum(equation, *ops)
         return type(info.value).__name__, str(info.value).replace("npusim", "torch")
     assert error(npusim) == error(torch)
+
+
+# --- matrix norms through singular values refuse 16-bit inputs, also under autocast ------------------------------
+
+MATRIX_NORM_LOW = [
+    lambda m, h: m.linalg.matrix_norm(h, "nuc"),
+    lambda m, h: m.linalg.matrix_norm(h, 2),
+    lambda m, h: m.linalg.matrix_norm(h, -2, dtype=m.float32),   # a wider dtype= does not lift the check
+    lambda m, h: m.linalg.norm(h, "nuc"),
+]
+
+
+@pytest.mark.parametrize("low", LOW, ids=LOW_IDS)
+def test_singular_value_norms_of_an_autocast_matmul_raise_torchs_error(device, low):
+    x, w = t((4, 4), device=device), t((4, 4), device=device)
+    name = "Half" if low is npusim.float16 else "BFloat16"
+    with npusim.autocast(device, dtype=low):
+        y = npusim.mm(x, w)
+        for fn in MATRIX_NORM_LOW:
+            with pytest.raises(RuntimeError, match=f"^linalg.matrix_norm: Low precision dtypes not supported. "
+                                                   f"Got {name}$"):
+                fn(npusim, y.to(low))   # cpu autocast's matmul gives bfloat16 whatever low is
+        if device == "npu":   # the Frobenius norm is fine: float32, as linalg_vector_norm's policy says
+            assert npusim.linalg.matrix_norm(y).dtype is npusim.float32
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("low", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", range(len(MATRIX_NORM_LOW)))
+def test_singular_value_norm_errors_match_torch(torch, case, low):
+    def error(m):
+        h = m.ones(3, 4).to(getattr(m, low))
+        with pytest.raises(Exception) as info:
+            MATRIX_NORM_LOW[case](m, h)
+        return type(info.value).__name__, str(info.value)
+    assert error(npusim) == error(torch)
