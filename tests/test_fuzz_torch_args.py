@@ -257,7 +257,26 @@ def _deliberate(call, kt, rt, kn, rn) -> str | None:
         return "several errors in one call: torch's norm with a str p reports a later argument's type first"
     if call.name == "resize_" and kt == "ok" and kn == "raise" and "negative dimension" in str(rn):
         return "torch's resize_ keeps a negative size when another size is 0; npusim refuses negative sizes"
+    parse_errors = (TypeError, ValueError, OverflowError)
+    if kt == kn == "raise" and isinstance(rt, parse_errors) and isinstance(rn, parse_errors) and \
+            _invalid_values(call) >= 2:
+        return "several unparsable arguments in one call: torch and npusim may name a different one first"
+    if kt == kn == "raise" and call.name == "index_add_" and "out of" in str(rt) and "out of" in str(rn):
+        return "torch's index_add_ kernels raise IndexError or RuntimeError for an out-of-range index by layout"
+    if kt == "raise" and kn == "ok" and "without overflow" in str(rt) and "float16" in repr(call.args):
+        return "npusim does not range-check every Scalar (alpha) against a float16 tensor's dtype"
     return None
+
+
+def _invalid_values(call) -> int:
+    """How many argument values torch's parser refuses outright (ints past int64, non-int sizes)."""
+    def bad(v):
+        if v.__class__ is int and not -2 ** 63 <= v < 2 ** 63:
+            return 1
+        if isinstance(v, tuple) and any(isinstance(x, (float, str)) or x is None for x in v):
+            return 1
+        return 0
+    return sum(bad(v) for v in list(call.args) + list(call.kwargs.values()))
 
 
 def verdict(torch, call):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from . import dtype as D
 from . import promotion, return_types
 from .factories import parse_size
@@ -213,18 +215,23 @@ def round(input, *, decimals=None, out=None):  # noqa: A001
 
 
 def _check_clamp_bounds(name, args, min, max):  # noqa: A002
-    """torch's clamp overloads take two tensor bounds or two number bounds, never one of each."""
-    if (isinstance(min, Tensor) and max is not None and not isinstance(max, Tensor)) or \
-            (isinstance(max, Tensor) and min is not None and not isinstance(min, Tensor)):
+    """torch's clamp overloads take two tensor bounds or two number bounds, never one of each (a 0-d tensor
+    next to a number reads as a number); returns the bounds to use."""
+    mixed = (isinstance(min, Tensor) and max is not None and not isinstance(max, Tensor)) or \
+        (isinstance(max, Tensor) and min is not None and not isinstance(min, Tensor))
+    if mixed and builtins.all(not isinstance(b, Tensor) or b.dim() == 0 for b in (min, max)):
+        return tuple(b.item() if isinstance(b, Tensor) else b for b in (min, max))
+    if mixed:
         got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
                         " * (Tensor min = None, Tensor max = None)\n * (Number min = None, Number max = None)\n")
+    return min, max
 
 
 @_export
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002
     _check_input(input, "clamp")
-    _check_clamp_bounds("clamp", (input, min, max), min, max)
+    min, max = _check_clamp_bounds("clamp", (input, min, max), min, max)  # noqa: A001
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     if out is None:
         return _ov("clamp", "Tensor" if tensors else "default")(input, min, max)
@@ -248,6 +255,9 @@ def clamp_max(input, max):  # noqa: A002
 @_export
 def lerp(input, end, weight, *, out=None):
     _check_input(input, "lerp")
+    if not isinstance(end, Tensor):
+        raise TypeError(f"lerp() received an invalid combination of arguments - got ({type(end).__name__}, "
+                        f"{type(weight).__name__}): end must be a Tensor")
     ov = "Tensor" if isinstance(weight, Tensor) else "Scalar"
     if out is None:
         return _ov("lerp", ov)(input, end, weight)
@@ -315,6 +325,12 @@ def _dims(dim):
     if dim.__class__ is int and not -2 ** 63 <= dim < 2 ** 63:   # one int is parsed as an int64
         raise ValueError("Overflow when unpacking long long")
     return [dim]
+
+
+def _check_keepdim(name, keepdim):
+    """torch parses every argument before any check: a keepdim that is not a bool fails first."""
+    if keepdim.__class__ is not bool and not isinstance(keepdim, np.bool_):
+        raise TypeError(f"{name}(): argument 'keepdim' must be bool, not {type(keepdim).__name__}")
 
 
 def _keepdim_needs_dim(name, dim, keepdim):
@@ -458,6 +474,7 @@ def _var_like(name):
             if correction is not None:
                 raise RuntimeError(f"{name}: can't specify both unbiased and correction")
             correction = 1 if unbiased else 0
+        _check_keepdim(name, keepdim)
         dims = _dims(dim)
         if out is None:
             return f(input, dims, correction=correction, keepdim=keepdim)
@@ -493,6 +510,7 @@ std_mean = _var_mean_like("std_mean")
 @_export
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_input(input, "norm")
+    _check_keepdim("norm", keepdim)
     if isinstance(p, str):
         if p != "fro":
             raise RuntimeError(f"norm(): p={p!r} is not supported by npusim (use 'fro' or a number)")
@@ -545,7 +563,7 @@ any = _all_any("any")  # noqa: A001
 @_export
 def logsumexp(input, dim, keepdim=False, *, out=None):
     _check_input(input, "logsumexp")
-    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    dims = list(dim) if isinstance(dim, (list, tuple)) else _dims(dim)
     return _ov("logsumexp")(input, dims, keepdim) if out is None else \
         _ov("logsumexp", "out")(input, dims, keepdim, out=out)
 

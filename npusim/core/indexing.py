@@ -65,7 +65,10 @@ def _type_name(v) -> str:
 
 def _index_tensor_from_data(data) -> Tensor:
     """A list / NumPy array index as a tensor: bool and uint8 stay masks, anything else becomes int64."""
-    arr = np.asarray(data)
+    try:
+        arr = np.asarray(data)
+    except ValueError:   # a ragged list: torch reads its items as ints, and a list is not one
+        raise TypeError("'list' object cannot be interpreted as an integer") from None
     if arr.dtype != _BOOL and arr.dtype != _UINT8:
         if arr.dtype.kind not in "iufb":
             raise TypeError(f"new(): invalid data type '{arr.dtype.name}'")
@@ -82,6 +85,12 @@ def _slice_bound(v):
         raise TypeError("slice indices must be integers or None or have an __index__ method") from None
 
 
+def _earlier_step_error(items):
+    for it in items:
+        if it.__class__ is slice and it.step is not None and it.step <= 0:
+            raise ValueError("slice step cannot be zero" if it.step == 0 else "step must be greater than zero")
+
+
 def _convert(items):
     """Normalise index items (ints, (start, stop, step) slices, None, ..., bools, index tensors)
     and count the dims they address."""
@@ -92,12 +101,7 @@ def _convert(items):
         if cls is int:
             specified += 1
         elif cls is slice:
-            step = _slice_bound(it.step)
-            if step is not None:
-                if step == 0:
-                    raise ValueError("slice step cannot be zero")
-                if step < 0:
-                    raise ValueError("step must be greater than zero")
+            step = _slice_bound(it.step)   # its sign is checked where the slice applies, in index order
             it = slice(_slice_bound(it.start), _slice_bound(it.stop), step)
             specified += 1
         elif it is None or it is Ellipsis or cls is bool:
@@ -124,6 +128,7 @@ def _convert(items):
             elif isinstance(it, (str, bytes)):   # torch tries to make a tensor of it, and cannot
                 raise TypeError(f"new(): invalid data type '{type(it).__name__}'")
             else:
+                _earlier_step_error(out)   # torch reads the items in order: a bad slice before this one wins
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                                  f"are valid indices (got {_type_name(it)})")
         out.append(it)
@@ -177,6 +182,7 @@ def _apply(self: Tensor, idx):
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
+    shift = 0   # a k-dim mask takes one slot of the index list for its k dims: slot = dim - shift
     indices = None
     for pos, it in enumerate(items):
         cls = it.__class__
@@ -187,6 +193,8 @@ def _apply(self: Tensor, idx):
                 _int_out_of_range(a, it, pos, dim)
             out = _select(out, dim, it)
         elif cls is slice:
+            if it.step is not None and it.step <= 0:
+                raise ValueError("slice step cannot be zero" if it.step == 0 else "step must be greater than zero")
             if not (it.start is None and it.stop is None and it.step in (None, 1)):
                 out = _slice(out, dim, it.start, it.stop, 1 if it.step is None else it.step)
             dim += 1
@@ -197,12 +205,16 @@ def _apply(self: Tensor, idx):
             dim += ndim - specified
         elif cls is bool:
             out = _unsqueeze(out, dim)
-            indices = _record(indices, dim, _bool_index(it))
+            indices = _record(indices, dim - shift, _bool_index(it))
             dim += 1
         else:
-            indices = _record(indices, dim, it)
+            indices = _record(indices, dim - shift, it)
             a = it._a
-            dim += a.ndim if (a.dtype == _BOOL or a.dtype == _UINT8) else 1
+            if a.dtype == _BOOL or a.dtype == _UINT8:
+                dim += a.ndim
+                shift += a.ndim - 1
+            else:
+                dim += 1
     return out, indices
 
 

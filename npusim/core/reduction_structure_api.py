@@ -6,6 +6,7 @@ first, plus the in-place variants.
 """
 from __future__ import annotations
 
+from . import dtype as D
 from . import return_types
 from .functional import NO_DIM
 from .ops_namespace import aten
@@ -38,6 +39,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return aten.nanmean.default(input, dim, keepdim, dtype=dtype)
 
 
+def _no_bool(input, kernel):
+    if input.dtype is D.bool:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 def _median_like(name, overloads):
     whole, by_dim = overloads
 
@@ -47,9 +53,13 @@ def _median_like(name, overloads):
         if dim is NO_DIM:
             if keepdim is not NO_DIM:
                 raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-            return whole(input)
+            r = whole(input)
+            _no_bool(input, "median_cpu")
+            return r
         keepdim = False if keepdim is NO_DIM else keepdim
-        return getattr(return_types, name)(*by_dim(input, dim, keepdim))
+        r = by_dim(input, dim, keepdim)   # the arguments' errors come first
+        _no_bool(input, "median_out")
+        return getattr(return_types, name)(*r)
 
     fn.__name__ = fn.__qualname__ = name
     return _export(fn)
@@ -66,7 +76,9 @@ def mode(input, dim=-1, keepdim=False):
 
 @_export
 def kthvalue(input, k, dim=-1, keepdim=False):
-    return return_types.kthvalue(*aten.kthvalue.default(input, k, dim, keepdim))
+    r = aten.kthvalue.default(input, k, dim, keepdim)   # the arguments' errors come first
+    _no_bool(input, "kthvalue_cpu")
+    return return_types.kthvalue(*r)
 
 
 @_export

@@ -258,13 +258,13 @@ def round_(self, decimals=None):
 
 @_method
 def clamp(self, min=None, max=None):  # noqa: A002
-    F._check_clamp_bounds("clamp", (min, max), min, max)
+    min, max = F._check_clamp_bounds("clamp", (min, max), min, max)  # noqa: A001
     return F.clamp(self, min, max)
 
 
 @_method
 def clamp_(self, min=None, max=None):  # noqa: A002
-    F._check_clamp_bounds("clamp_", (min, max), min, max)
+    min, max = F._check_clamp_bounds("clamp_", (min, max), min, max)  # noqa: A001
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     return _ov("clamp_", "Tensor" if tensors else "default")(self, min, max)
 
@@ -469,6 +469,8 @@ def permute(self, *dims):
 
 @_method
 def expand(self, *sizes):
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     return _ov("expand")(self, parse_size(sizes, "expand"))
 
 
@@ -546,6 +548,11 @@ def set_(self, source=F.NO_DIM, storage_offset=0, size=None, stride=None):
     or ``size``/``stride`` from ``storage_offset``), or none (an empty storage)."""
     from .storage import UntypedStorage
     from .tensor import make, tensor_over_storage
+    if not (source is F.NO_DIM or isinstance(source, (Tensor, UntypedStorage)) or hasattr(source, "untyped")):
+        raise TypeError(f"set_() received an invalid combination of arguments - got "
+                        f"({builtins.type(source).__name__}), but expected one of:\n * ()\n"
+                        " * (npusim.Storage source)\n * (npusim.Storage source, int storage_offset, tuple of ints "
+                        "size, tuple of ints stride = ())\n * (Tensor source)\n")
     if self.requires_grad and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if source is F.NO_DIM:

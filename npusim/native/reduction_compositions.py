@@ -103,7 +103,7 @@ def nanmedian(self):
 
 
 def kthvalue(self, k, dim=-1, keepdim=False):
-    d = _wrap_dim(dim, self.dim())
+    d = _reduction_dim(self, dim, "kthvalue")
     x, values, order, flat = _sorted_along(self, d)
     if not 1 <= k <= x.shape[d]:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")

@@ -27,6 +27,8 @@ def _index_vector_checks(self, dim, index, source, op):
     d = _wrap_dim(dim, self.dim())
     if index.dtype not in _INDEX_DTYPES:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index but got: {C.tname(index.dtype)}")
+    if index.dim() > 1 and op == "index_fill_":
+        raise RuntimeError("Index has to be a vector/scalar")
     if index.dim() > 1:
         raise IndexError(f"{op}(): Index is supposed to be a vector, but got dim: {index.dim()} with type: "
                          f"{C.tname(index.dtype)} and size: {list(index.shape)}")

@@ -293,12 +293,12 @@ def narrow(self, dim, start, length):
     d = _wrap_dim(dim, a.ndim)
     n = a.shape[d]
     start = int(start)
+    if length < 0:   # torch checks the length first
+        raise RuntimeError("narrow(): length must be non-negative.")
     if not (-n <= start <= n):
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
         start += n
-    if length < 0:
-        raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
