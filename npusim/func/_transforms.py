@@ -96,7 +96,7 @@ def _detach_tree(tree):
     return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=False):
+def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False):
     """``autograd.grad`` over the outputs that require grad, zeros for inputs nothing depends on."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
