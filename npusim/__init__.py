@@ -99,9 +99,9 @@ _sys.modules[__name__ + ".random"] = _rng_module
 
 
 def __getattr__(name):
-    # npusim.distributed and npusim.distributions load on first use: most programs never need them, and import
-    # time matters
-    if name in ("distributed", "distributions", "func"):
+    # npusim.distributed, distributions, func and testing load on first use: most programs never need them,
+    # and import time matters
+    if name in ("distributed", "distributions", "func", "testing"):
         import importlib
         return importlib.import_module("." + name, __name__)
     if name == "vmap":   # torch.vmap is torch.func.vmap

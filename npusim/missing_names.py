@@ -31,7 +31,7 @@ OUT_OF_SCOPE = {
 
 # Not in npusim yet; planned.
 PLANNED = {"fft", "view_as_real", "view_as_complex", "polar", "complex", "stft", "istft",
-           "masked", "signal", "overrides", "testing", "cpu"}
+           "masked", "signal", "overrides", "cpu"}
 
 
 def explain(name: str) -> str:
