@@ -111,10 +111,15 @@ def _blocks(size, k, d, p, s):
 def _window_index(out_hw, padded_w, kernel, dilation, stride, device):
     """Flat positions in the padded (Hp * Wp) plane of every (kernel offset, block) pair, kernel-major:
     row i * kw + j, column oh * OW + ow holds (oh * sh + i * dh) * Wp + ow * sw + j * dw."""
-    oh, ow = out_hw
-    rows = [(a * stride[0] + i * dilation[0]) * padded_w + b * stride[1] + j * dilation[1]
-            for i in range(kernel[0]) for j in range(kernel[1]) for a in range(oh) for b in range(ow)]
-    return _tensor(rows, dtype=D.int64, device=device)
+    def axis(n, step, dim):     # step * arange(n) along dimension ``dim`` of (kh, kw, OH, OW)
+        shape = [1, 1, 1, 1]
+        shape[dim] = n
+        return aten.arange.default(n, dtype=D.int64, device=device).mul_(step).reshape(shape)
+
+    # built by broadcasting on the device: one element per (kernel offset, block), no per-position Python work
+    rows = axis(out_hw[0], stride[0], 2).add(axis(kernel[0], dilation[0], 0)).mul_(padded_w)
+    cols = axis(out_hw[1], stride[1], 3).add(axis(kernel[1], dilation[1], 1))
+    return rows.add(cols).reshape(-1)
 
 
 def _fmt2(v):
