@@ -458,3 +458,31 @@ def test_legacy_constructor():
     assert npusim.Tensor([1, 2]).dtype is npusim.float32 and npusim.Tensor().shape == (0,)
     t = npusim.ones(2, dtype=npusim.int64)
     assert npusim.Tensor(t) is t
+
+
+SIZES_OVERFLOWING_INT64 = [
+    ("ones", (2 ** 62, 2 ** 62), None), ("zeros", (2 ** 61,), None), ("empty", (2 ** 60,), "float64"),
+    ("full", (2 ** 62, 2 ** 62, 0), None), ("empty", (2 ** 32, 2 ** 32, 4), None),
+]
+
+
+@pytest.mark.parametrize("name, size, dtype", SIZES_OVERFLOWING_INT64)
+def test_sizes_whose_bytes_overflow_int64_raise_runtime_error(device, name, size, dtype):
+    # not a device out-of-memory error for 7.7e25 TiB, nor NumPy's ValueError
+    make = getattr(npusim, name)
+    args = (size, 1.0) if name == "full" else (size,)
+    message = rf"^Storage size calculation overflowed with sizes=\[{', '.join(map(str, size))}\]$"
+    with pytest.raises(RuntimeError, match=message):
+        make(*args, dtype=getattr(npusim, dtype or "float32"), device=device)
+    assert npusim.ones(2 ** 20, dtype=npusim.int8, device=device).shape == (2 ** 20,)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name, size, dtype", SIZES_OVERFLOWING_INT64)
+def test_sizes_whose_bytes_overflow_int64_match_torch(torch, name, size, dtype):
+    args = (size, 1.0) if name == "full" else (size,)
+    with pytest.raises(RuntimeError) as expected:
+        getattr(torch, name)(*args, dtype=getattr(torch, dtype or "float32"))
+    with pytest.raises(RuntimeError) as got:
+        getattr(npusim, name)(*args, dtype=getattr(npusim, dtype or "float32"))
+    assert str(got.value) == str(expected.value)

@@ -52,7 +52,23 @@ def _checked_shape(size):
     return shape
 
 
+_U64_END, _INT64_MAX = 1 << 64, (1 << 63) - 1
+
+
+def _check_storage_size(shape, itemsize) -> None:
+    """torch's check of a new storage's size: the product of the sizes (in unsigned 64 bits, step by step) and
+    its bytes (in int64) must not overflow, before any device is asked for the memory."""
+    n = 1
+    for s in shape:
+        n *= s
+        if n >= _U64_END:   # even with a later size of 0, as torch's step-by-step product
+            break
+    if n >= _U64_END or n * itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
 def _allocate(fill, shape, dt, dev):
+    _check_storage_size(shape, dt.itemsize)
     hooks = None if dev is CPU else get_device_hooks(dev.type)
     if hooks is not None:
         hooks.check_allocation(math.prod(shape) * dt.itemsize, dev)
