@@ -317,6 +317,40 @@ def test_out_of_memory_is_raised_before_numpy_allocates_a_huge_result():
     assert "still usable 2000.0 4096" in lines
 
 
+def test_ops_whose_result_outgrows_their_inputs_raise_out_of_memory_before_numpy_allocates():
+    # copies of expanded views, products of sizes, and the CPU fallback's copy of an expanded input: each would
+    # take (or fail to take) TiBs of host memory before the device's accounting saw the result
+    out = run_fresh(OOM_PRELUDE + """
+    import warnings
+    import npusim.nn.functional as F
+    warnings.simplefilter("ignore")     # the fallback's warning
+    z = npusim.zeros(1, device="npu")
+    big = x.expand(100_000, 100_000)
+    base = npu.memory_allocated()
+    attempt("to float64", lambda: z.expand(2 ** 40).to(npusim.float64))
+    attempt("float", lambda: z.half().expand(2 ** 40).float())
+    attempt("type", lambda: z.expand(2 ** 40).type(npusim.float64))
+    attempt("flatten of expand", lambda: big.flatten())
+    attempt("cartesian_prod", lambda: npusim.cartesian_prod(x, x))
+    attempt("conv_transpose2d", lambda: F.conv_transpose2d(z.reshape(1, 1, 1, 1).expand(1, 1, 100_000, 100_000),
+                                                           npusim.zeros(1, 4, 3, 3, device="npu")))
+    attempt("unfold", lambda: F.unfold(z.reshape(1, 1, 1, 1).expand(1, 1, 3000, 3000), 30))
+    attempt("matrix_exp", lambda: npusim.linalg.matrix_exp(big))
+    attempt("multinomial", lambda: npusim.multinomial(x[:2].expand(2 ** 20, 2), 2 ** 20, replacement=True))
+    attempt("sort", lambda: npusim.sort(big))
+    attempt("nonzero", lambda: npusim.nonzero(big))
+    attempt("masked_select", lambda: npusim.masked_select(big, (x > 0).expand(100_000, 100_000)))
+    # sizes that fit still work, expanded or not
+    print("fits", npusim.sort(x[:10].expand(1000, 10))[0].shape, npusim.nonzero(x[:1000]).shape,
+          z.expand(1000).double().dtype, F.unfold(z.reshape(1, 1, 1, 1).expand(1, 1, 30, 30), 3).shape)
+    """, {"NPUSIM_DEVICE_MEMORY": "64MiB"})
+    lines = out.splitlines()
+    for name in ("to float64", "float", "type", "flatten of expand", "cartesian_prod", "conv_transpose2d", "unfold",
+                 "matrix_exp", "multinomial", "sort", "nonzero", "masked_select"):
+        assert f"{name} OutOfMemoryError True True" in lines, out
+    assert "fits npusim.Size([1000, 10]) npusim.Size([1000, 1]) npusim.float64 npusim.Size([1, 9, 784])" in lines, out
+
+
 def test_out_of_memory_in_the_middle_of_an_op_leaves_the_device_usable():
     out = run_fresh(OOM_PRELUDE + """
     a = npusim.ones(6000, device="npu")

@@ -19,6 +19,7 @@ from ..core.api_usage import log_api_usage_once
 from ..core.device import CPU
 from ..core.tensor import Tensor, make
 from ..library import DispatchKey, DispatchKeySet
+from .memory import memory
 from .runtime import runtime
 from .transfer import from_host, to_host
 
@@ -77,10 +78,27 @@ def _why_not(op):
     return None
 
 
+# Copies below this many bytes are never worth checking early.
+_EARLY = 1 << 20
+
+
+def _check_expanded_copy(x) -> None:
+    """Refuse, as the device's OutOfMemoryError, the CPU copy of an input that reads its storage many times
+    (an expanded view) when the copy could not fit the device: in emulation that copy takes the host memory the
+    device's capacity stands for, and the op's result (a sort's values, a nonzero's indices) grows with it.
+    Memory the input already holds is no reason to refuse: only the expansion is checked."""
+    a = x._a
+    if a.nbytes > _EARLY and a.nbytes > x._st_of().nbytes():
+        alloc = memory.emulated(x._device.index)     # in cuda mode CuPy's own copy fails cleanly
+        if alloc is not None:
+            alloc.check(a.nbytes)
+
+
 def _to_cpu(x, seen):
     if isinstance(x, Tensor):
         if x._device is CPU:
             return x
+        _check_expanded_copy(x)
         cpu = make(to_host(x._a), CPU)
         seen.append((cpu, x))
         return cpu

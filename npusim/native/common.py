@@ -210,6 +210,23 @@ def resize_out(out: Tensor, shape):
     resize_in_storage(out, shape)
 
 
+# Results below this many bytes are never worth checking early: NumPy making them is harmless.
+_EARLY_CHECK = 1 << 20
+
+
+def check_capacity(nbytes: int, device) -> None:
+    """Raise ``device``'s out-of-memory error before a kernel makes a result (or temporary) of ``nbytes``.
+
+    NumPy allocates a kernel's result before the device's accounting sees it, so a kernel whose result can
+    outgrow its inputs (a copy of an expanded view, a product of sizes) calls this first with the bytes it is
+    about to allocate; an oversized request then fails as the device's OutOfMemoryError instead of taking (or
+    failing to take) that much host memory."""
+    if nbytes > _EARLY_CHECK and device is not CPU:
+        hooks = get_device_hooks(device.type)
+        if hooks is not None:
+            hooks.check_allocation(nbytes, device)
+
+
 def resize_in_storage(t: Tensor, shape) -> None:
     """torch's resize_: ``t`` becomes a contiguous ``shape`` tensor starting at its storage offset. A storage
     that holds that many elements is kept (a view stays a view of its base); a smaller one is replaced by a

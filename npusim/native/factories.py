@@ -338,6 +338,7 @@ def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blo
     dev = self._device if device is None else resolve_target_device(device)
     if dev is self._device:
         a = self._a
+        C.check_capacity(a.size * dt.itemsize, dev)     # an expanded view's copy holds every element
         r = P.astype(a, dt.np)
         return C.make(r, dev)
     out = aten.empty_like.default(self, dtype=dt, device=dev, memory_format=memory_format)

@@ -124,6 +124,7 @@ def linalg_matrix_exp(self):
     a = self._a
     check_matrix(a, "linalg.matrix_exp")
     check_float(a, "linalg.matrix_exp", None)
+    C.check_capacity(a.size * a.itemsize, self._device)     # an expanded input's result holds every element
     return _make(K.matrix_exp(a), self._device)
 
 

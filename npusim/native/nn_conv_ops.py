@@ -11,6 +11,8 @@ dispatched ops and work on every device.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.ops_namespace import aten
@@ -170,6 +172,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if any(s < 1 for s in sizes):
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, sizes))}). Output size is too small")
+    C.check_capacity(x.shape[0] * w.shape[1] * groups * math.prod(sizes) * x.itemsize, dev)
     y = KC.backward_input(x, w, sizes, stride, padding, dilation, groups)
     if b is not None:
         y += b.reshape((1, -1) + (1,) * (y.ndim - 2)).astype(y.dtype, copy=False)

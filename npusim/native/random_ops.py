@@ -376,6 +376,9 @@ def multinomial(self, num_samples, replacement=False, generator=None):
     n_cat = a.shape[-1]
     if not replacement and num_samples > n_cat:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = a.size // max(n_cat, 1)
+    C.check_capacity(rows * num_samples * 8, self._device)     # the int64 samples (and as many float64 draws)
+    C.check_capacity(a.size * 8, self._device)                 # the float64 copy of an expanded input
     xp = namespace_of(a)
     p = a.astype(np.float64).reshape(-1, n_cat)
     invalid = xp.any(~xp.isfinite(p) | (p < 0))

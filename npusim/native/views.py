@@ -140,6 +140,7 @@ def reshape(self, shape):
     r = _reshape_view(a, shape)
     if r is not None:
         return make_view(r, self)
+    C.check_capacity(a.size * a.itemsize, self._device)     # the copy of an expanded view holds every element
     return C.make(a.reshape(shape), self._device)
 
 
