@@ -34,6 +34,9 @@ SPECS = [
     "L.tensor([100.5, 1.0], dtype=L.bfloat16)", "L.tensor([1e5, 1e-5], dtype=L.float16)",
     "L.zeros(3, 4, dtype=L.bool)", "L.arange(1010) % 2 == 0", "L.tensor(nan)", "L.tensor(-inf)", "L.tensor(1e20)",
     "L.tensor(123456.)", "L.tensor(-0.0)", "L.arange(1001.).reshape(1001, 1)", "L.arange(2 * 3 * 400).reshape(2, 3, 400)",
+    # huge expanded views: only the printed items are read
+    "L.zeros(1).expand(2 ** 40)", "L.arange(6.).reshape(2, 1, 3).expand(2, 2 ** 33, 3)",
+    "(L.arange(8) * 1000).reshape(1, 8).expand(2 ** 31, 8)", "(L.arange(5.) * 1e9).expand(2 ** 20, 2 ** 20, 5)",
 ]
 OPTIONS = [dict(precision=2), dict(sci_mode=True), dict(sci_mode=False), dict(threshold=5),
            dict(edgeitems=1, threshold=10), dict(linewidth=40), dict(profile="full"), dict(profile="short")]
@@ -115,6 +118,24 @@ def test_device_suffix_and_str(device):
     t = npusim.tensor([1.0, 2.0], device=device)
     expected = "tensor([1., 2.])" if device == "cpu" else f"tensor([1., 2.], device='{t.device}')"
     assert repr(t) == expected and str(t) == expected
+
+
+def test_repr_of_a_huge_expanded_tensor_reads_only_the_printed_items(device):
+    # materialising these would take TiBs (NumPy's MemoryError before)
+    t = npusim.zeros(1, device=device).expand(2 ** 40)
+    suffix = "" if device == "cpu" else f", device='{t.device}'"
+    assert repr(t) == f"tensor([0., 0., 0.,  ..., 0., 0., 0.]{suffix})"
+    rows = "\n".join(["tensor([[[0, 1, 2],"] + ["         [0, 1, 2],"] * 2 + ["         ...,"]
+                     + ["         [0, 1, 2],"] * 2 + ["         [0, 1, 2]],", "", "        [[3, 4, 5],"]
+                     + ["         [3, 4, 5],"] * 2 + ["         ...,"] + ["         [3, 4, 5],"] * 2
+                     + [f"         [3, 4, 5]]]{suffix})"])
+    assert repr(npusim.arange(6, device=device).reshape(2, 1, 3).expand(2, 2 ** 40, 3)) == rows
+    try:
+        npusim.set_printoptions(edgeitems=1)
+        assert repr(npusim.arange(3.0, device=device).expand(2 ** 40, 3)) == \
+            f"tensor([[0.,  ..., 2.],\n        ...,\n        [0.,  ..., 2.]]{suffix})"
+    finally:
+        _default_options(npusim)
 
 
 def test_set_printoptions():

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import dtype as D
 from .device import CPU
-from .device_hooks import check_access
+from .device_hooks import check_access, get_device_hooks
 
 
 @dataclass
@@ -108,12 +108,12 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     return np.stack([_summarized(a[i]) for i in rows])
 
 
-def _vector(a, indent, summarize, fmt):
+def _vector(a, indent, summarize, fmt, length):
     e = PRINT_OPTS.edgeitems
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.max_width + 2))))
     if summarize and not e:
         data = ["..."]
-    elif summarize and a.shape[0] > 2 * e:
+    elif summarize and length > 2 * e:
         data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [fmt.format(v) for v in a[-e:].tolist()]
     else:
         data = [fmt.format(v) for v in a.tolist()]
@@ -121,38 +121,50 @@ def _vector(a, indent, summarize, fmt):
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _format(a, indent, summarize, fmt):
+def _format(a, indent, summarize, fmt, shape):
+    """``a`` formatted; ``shape`` is the tensor's own, of which a summarised ``a`` holds only the edge items."""
     if a.ndim == 0:
         return fmt.format(a.item())
     if a.ndim == 1:
-        return _vector(a, indent, summarize, fmt)
-    e = PRINT_OPTS.edgeitems
-    if summarize and a.shape[0] > 2 * e:
-        parts = ([_format(a[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
-                 + [_format(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])])
+        return _vector(a, indent, summarize, fmt, shape[0])
+    e, inner = PRINT_OPTS.edgeitems, shape[1:]
+    if summarize and shape[0] > 2 * e:
+        parts = ([_format(a[i], indent + 1, summarize, fmt, inner) for i in range(e)] + ["..."]
+                 + [_format(a[i], indent + 1, summarize, fmt, inner) for i in range(a.shape[0] - e, a.shape[0])])
     else:
-        parts = [_format(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+        parts = [_format(a[i], indent + 1, summarize, fmt, inner) for i in range(a.shape[0])]
     return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
 
 
-def _host(t):
+def _edges(t):
+    """The items a summarised repr prints: the first and last ``edgeitems`` along every dimension longer than
+    twice that, gathered where the tensor lives (a huge expanded view is never materialised)."""
+    a, e = t._a, PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    xp = np if t._device is CPU else get_device_hooks(t._device.type).array_namespace(t._device)
+    index = [xp.concatenate((xp.arange(e), xp.arange(n - e, n))) if n > 2 * e else xp.arange(n) for n in a.shape]
+    return a[xp.ix_(*index)]
+
+
+def _host(t, summarize=False):
     check_access(t._device)     # a forked child may not read its parent's device memory
-    a = t._a
+    a = _edges(t) if summarize else t._a
     if a.__class__ is not np.ndarray:
         a = a.get()
     return a
 
 
 def tensor_body(t, indent: int) -> str:
-    a = _host(t)
-    if a.size == 0:
+    if t._a.size == 0:
         return "[]"
+    summarize = t._a.size > PRINT_OPTS.threshold
+    a = _host(t, summarize)
     floating = t.is_floating_point()
     if floating:
         a = a.astype(np.float64)
-    summarize = a.size > PRINT_OPTS.threshold
     fmt = _Formatter(_summarized(a) if summarize else a, floating)
-    return _format(a, indent, summarize, fmt)
+    return _format(a, indent, summarize, fmt, t._a.shape)
 
 
 def _add_suffixes(body, suffixes, indent):
