@@ -404,3 +404,30 @@ def test_exports():
     assert {"func", "vmap"}.isdisjoint(missing_names.PLANNED)
     import npusim.autograd.functional as AF
     assert npusim.autograd.functional is AF
+
+
+@pytest.mark.oracle
+def test_vmap_whole_batch_for_elementwise_functions(torch, device):
+    from npusim.func import _vmap_fast
+    (x,), (tx,) = both(torch, device, X34)
+    cases = [(npusim.sin, torch.sin, {}), (npusim.nn.functional.gelu, torch.nn.functional.gelu, {"in_dims": 1}),
+             (nn.Tanh(), torch.nn.Tanh(), {"out_dims": -1}), (npusim.exp, torch.exp, {"in_dims": -1, "out_dims": 0})]
+    for ours, theirs, kw in cases:
+        assert _vmap_fast.try_whole_batch(ours, (x,), {}, kw.get("in_dims", 0), kw.get("out_dims", 0)) is not None
+        same(F.vmap(ours, **kw)(x), torch.func.vmap(theirs, **kw)(tx), torch)
+
+    class Shifted(nn.ReLU):          # a subclass may do anything: it takes the loop
+        def forward(self, a):
+            return super().forward(a) - a.mean()
+
+    hooked = nn.ReLU()
+    calls = []
+    hooked.register_forward_hook(lambda m, i, o: calls.append(i[0].shape))
+    for fn in (lambda a: a.sin(), Shifted(), hooked, nn.ReLU(inplace=True)):
+        assert _vmap_fast.try_whole_batch(fn, (x,), {}, 0, 0) is None
+    assert _vmap_fast.try_whole_batch(npusim.sin, (x, x), {}, 0, 0) is None
+    assert _vmap_fast.try_whole_batch(npusim.round, (x,), {"decimals": 1}, 0, 0) is None
+    same(F.vmap(Shifted())(x), torch.func.vmap(lambda a: a.relu() - a.mean())(tx), torch)
+    # errors still come from the checks
+    same_error(lambda: F.vmap(npusim.sin, out_dims=2)(x), lambda: torch.func.vmap(torch.sin, out_dims=2)(tx))
+    same_error(lambda: F.vmap(npusim.sin, in_dims=2)(x), lambda: torch.func.vmap(torch.sin, in_dims=2)(tx))

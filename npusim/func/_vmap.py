@@ -4,6 +4,8 @@ Implemented as a loop: the function runs once per index of the mapped dimension 
 batched input (unbatched inputs, ``in_dims`` None, passed whole), and the per-sample results are stacked
 along ``out_dims``. This is correct for every op, including data-dependent control flow, at the cost of one
 call per sample. It composes with itself (nested vmap) and with the grad transforms (per-sample gradients).
+npusim's own elementwise functions and activation modules run once on the whole batch instead
+(``_vmap_fast``), which gives the same values.
 
 ``randomness``: "error" raises on a random op, as torch does; "different" draws afresh for each sample;
 "same" rewinds every generator used to where it stood before the first sample, so each sample draws the same
@@ -17,6 +19,7 @@ from ..core import generator as _generator
 from ..core.functional import equal as _equal, stack as _stack
 from ..core.tensor import Tensor
 from ._pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
+from ._vmap_fast import try_whole_batch
 
 __all__ = ["vmap"]
 
@@ -180,6 +183,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def wrapped(*args, **kwargs):
         _check_out_dims(out_dims, func)
         batch, flat_dims, flat_args, spec = _process_inputs(func, in_dims, args)
+        whole = try_whole_batch(func, args, kwargs, in_dims, out_dims)
+        if whole is not None:
+            return whole
         watch = _Randomness(randomness)
         with _generator.watch_draws(watch):
             if batch == 0:
