@@ -72,3 +72,19 @@ def test_unserializable_hook_marks_the_function():
     def f(grad):
         return grad
     assert f.__torch_unserializable__ is True
+
+
+def test_optimizer_hooks_return_the_utils_handle():
+    p = nn.Parameter(npusim.ones(2))
+    opt = npusim.optim.SGD([p], lr=0.1)
+    calls = []
+    handles = [opt.register_step_pre_hook(lambda o, a, k: calls.append("pre")),
+               opt.register_step_post_hook(lambda o, a, k: calls.append("post")),
+               npusim.optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: calls.append("global"))]
+    assert all(isinstance(h, RemovableHandle) for h in handles)
+    p.grad = npusim.ones(2)
+    opt.step()
+    for h in handles:
+        h.remove()
+    opt.step()
+    assert calls == ["global", "pre", "post"]

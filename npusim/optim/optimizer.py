@@ -22,6 +22,7 @@ from ..core.api_usage import log_api_usage_once
 from ..core.autograd import enable_grad, set_grad_enabled
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
+from ..utils.hooks import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
@@ -36,24 +37,8 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
-class _HookHandle:
-    """A handle whose ``remove()`` takes its hook out of the dict it was registered in."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict: dict) -> None:
-        self._hooks = hooks_dict
-        self.id = _HookHandle._next_id
-        _HookHandle._next_id += 1
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.remove()
+# torch.utils.hooks.RemovableHandle, as torch returns from every optimizer hook registration
+_HookHandle = RemovableHandle
 
 
 _global_optimizer_pre_hooks: OrderedDict = OrderedDict()
