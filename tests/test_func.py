@@ -179,6 +179,8 @@ def test_vmap_out_dims_none_with_unbatched_output(device):
     x = npusim.ones(3, 2, device=device)
     w = npusim.arange(4.0, device=device)
     assert F.vmap(lambda a: w, out_dims=None)(x) is w
+    # a non-tensor output with out_dims None is passed through
+    assert F.vmap(lambda a: (a, float(a.sum() * 0) + 1.5), out_dims=(0, None))(x)[1] == 1.5
 
 
 # --- grad and friends --------------------------------------------------------------------------------------------
@@ -297,6 +299,8 @@ def test_transform_errors_match_torch(torch, device):
         (lambda: F.jvp(lambda a: a * 2, x, x), lambda: tf.jvp(lambda a: a * 2, tx, tx)),
         (lambda: F.jvp(lambda a: a * 2, (x,), (x, x)), lambda: tf.jvp(lambda a: a * 2, (tx,), (tx, tx))),
         (lambda: F.jvp(lambda a: a * 2, (x,), (i,)), lambda: tf.jvp(lambda a: a * 2, (tx,), (ti,))),
+        (lambda: F.jvp(lambda a: x.exp(), (x,), (x,), strict=True),
+         lambda: tf.jvp(lambda a: tx.exp(), (tx,), (tx,), strict=True)),
         (lambda: F.jacrev(lambda a: 1.0)(x), lambda: tf.jacrev(lambda a: 1.0)(tx)),
         (lambda: F.jacrev(lambda a: a, has_aux=True)(x), lambda: tf.jacrev(lambda a: a, has_aux=True)(tx)),
         (lambda: F.jacrev(lambda a: a, argnums=2)(x), lambda: tf.jacrev(lambda a: a, argnums=2)(tx)),

@@ -267,6 +267,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     tangents_out = []
     for o, d in zip(flat_out, dummies):
         r = by_dummy.get(id(d)) if d is not None else None
+        if r is None and strict:
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
+                               "This is not allowed with strict=True.")
         tangents_out.append(_zeros_like(o) if r is None else r)
     if not create:
         tangents_out = [t.detach() for t in tangents_out]

@@ -118,6 +118,8 @@ def _flat_out_dims(func, out_dims, output, out_spec):
 
 def _same_for_all(values) -> bool:
     first = values[0]
+    if not isinstance(first, Tensor):
+        return True            # a non-tensor output with out_dims None is passed through, as torch does
     return all(v is first or (isinstance(v, Tensor) and isinstance(first, Tensor) and v.shape == first.shape
                               and v.dtype == first.dtype and _equal(v, first)) for v in values[1:])
 
