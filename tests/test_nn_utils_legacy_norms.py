@@ -145,3 +145,22 @@ def test_errors_as_torch(torch):
     with pytest.raises(ValueError):
         spectral_norm(m, n_power_iterations=0)
     assert list(m.state_dict()) == ["weight", "bias"] and not m._forward_pre_hooks
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dim", [2, -3])
+def test_weight_norm_dim_out_of_range_raises_as_torch_and_leaves_the_module(torch, dim):
+    msgs = []
+    for lib in (torch, npusim):
+        for apply in (lib.nn.utils.weight_norm, lib.nn.utils.parametrizations.weight_norm):
+            with warnings.catch_warnings(), pytest.raises(IndexError) as info:
+                warnings.simplefilter("ignore", FutureWarning)
+                apply(lib.nn.Linear(3, 2), dim=dim)
+            msgs.append(str(info.value))
+    assert set(msgs) == {f"Dimension out of range (expected to be in range of [-2, 1], but got {dim})"}
+    m = nn.Linear(3, 2)
+    with warnings.catch_warnings(), pytest.raises(IndexError):
+        warnings.simplefilter("ignore", FutureWarning)
+        weight_norm(m, dim=dim)
+    # torch's legacy weight_norm has already removed the weight by then; here the module is untouched
+    assert list(m.state_dict()) == ["weight", "bias"] and not m._forward_pre_hooks

@@ -17,6 +17,9 @@ def _norm_except_dim(v, dim):
     """The 2-norm of ``v`` over every dim but ``dim``, shaped to broadcast against ``v`` (all dims if -1)."""
     if dim == -1:
         return npusim.linalg.vector_norm(v)
+    if not -v.ndim <= dim < v.ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-v.ndim}, {v.ndim - 1}], but got "
+                         f"{dim})")
     dim = dim % v.ndim
     others = [d for d in range(v.ndim) if d != dim]
     return npusim.linalg.vector_norm(v, 2, dim=others, keepdim=True) if others else v.abs()

@@ -41,8 +41,9 @@ class WeightNorm:
         if isinstance(weight, UninitializedParameter):
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized parameters. "
                              "Make sure to run the dummy forward before applying weight normalization")
+        g = _norm_except_dim(weight, dim)  # before the module changes: a bad dim leaves it as it was
         del module._parameters[name]
-        module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, dim).data))
+        module.register_parameter(name + "_g", Parameter(g.data))
         module.register_parameter(name + "_v", Parameter(weight.data))
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)
