@@ -566,6 +566,66 @@ def inplace_calls(draw):
     return Call(name, m_(name), (t, mask, draw(tensors(dtype=t.dtype))))
 
 
+JOINING = ["cat", "stack", "hstack", "vstack", "dstack", "column_stack", "gather", "index_select", "take",
+           "masked_select", "tril", "triu", "diag", "repeat_interleave", "meshgrid", "broadcast_tensors", "flip",
+           "rand", "randn", "randint", "randperm", "rand_like", "randint_like", "normal", "bernoulli"]
+
+
+@st.composite
+def joining_calls(draw):
+    name = draw(st.sampled_from(JOINING))
+    t = draw(tensors(views=True))
+    d = draw(dims)
+    if name in ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "meshgrid", "broadcast_tensors"):
+        seq = draw(st.lists(st.one_of(tensors(shape=t.shape, dtype=t.dtype), tensors(shape=t.shape), tensors(),
+                                      st.sampled_from([1, None, "a"])), max_size=3))
+        seq = draw(st.sampled_from([seq, tuple(seq)])) if seq else draw(st.sampled_from([[], (), t]))
+        if name in ("cat", "stack"):
+            return Call(name, f_(name), (seq,) if draw(st.booleans()) else (seq, d))
+        if name in ("meshgrid", "broadcast_tensors"):
+            args = tuple(seq) if isinstance(seq, (list, tuple)) else (seq,)
+            return Call(name, f_(name), args)
+        return Call(name, f_(name), (seq,))
+    if name == "gather":
+        return Call(name, f_(name), (t, d, draw(st.one_of(tensors(dtype="int64", shape=t.shape), tensors(dtype="int64"),
+                                                           tensors()))))
+    if name == "index_select":
+        return Call(name, f_(name), (t, d, draw(st.one_of(tensors(dtype="int64", shape=(2,)), tensors(dtype="int64",
+                                                                                                    shape=()),
+                                                           tensors(dtype="int32", shape=(1,)), ints_or_junk))))
+    if name == "take":
+        return Call(name, f_(name), (t, draw(st.one_of(tensors(dtype="int64"), tensors(), ints_or_junk))))
+    if name == "masked_select":
+        return Call(name, f_(name), (t, draw(st.one_of(tensors(dtype="bool", shape=t.shape), tensors(dtype="bool"),
+                                                        tensors()))))
+    if name in ("tril", "triu", "diag"):
+        return Call(name, f_(name), (t, draw(ints_or_junk)) if draw(st.booleans()) else (t,))
+    if name == "repeat_interleave":
+        return Call(name, f_(name), (t, draw(st.one_of(ints_or_junk, tensors(dtype="int64", shape=(1,)))), d))
+    if name == "flip":
+        return Call(name, f_(name), (t, draw(size_args)))
+    kw = {}
+    if draw(st.booleans()):
+        kw["dtype"] = draw(dtype_args)
+    if name in ("rand", "randn"):
+        size = draw(size_args)
+        return Call(name, f_(name), size if isinstance(size, tuple) else (size,), kw, values=False)
+    if name == "randint":
+        n = draw(st.integers(1, 2))
+        return Call(name, f_(name), tuple(draw(st.one_of(st.integers(-2, 6), ints_or_junk)) for _ in range(n))
+                    + (draw(size_args),), kw, values=False)
+    if name == "randperm":
+        return Call(name, f_(name), (draw(st.one_of(st.integers(-1, 5), ints_or_junk)),), kw, values=False)
+    if name == "rand_like":
+        return Call(name, f_(name), (t,), kw, values=False)
+    if name == "randint_like":
+        return Call(name, f_(name), (t, draw(st.one_of(st.integers(-1, 6), ints_or_junk))), kw, values=False)
+    if name == "normal":
+        return Call(name, f_(name), (draw(st.one_of(scalars, tensors(dtype="float32"))),
+                                     draw(st.one_of(scalars, tensors(dtype="float32")))), values=False)
+    return Call(name, f_(name), (draw(st.one_of(tensors(dtype="float32"), tensors())),), values=False)
+
+
 # random and uninitialised values only compare shape and dtype; indices of ties may differ
 
 
@@ -590,6 +650,12 @@ def test_reduction_calls_match_torch(torch, call):
 @FUZZ
 @given(elementwise_calls())
 def test_elementwise_calls_match_torch(torch, call):
+    verdict(torch, call)
+
+
+@FUZZ
+@given(joining_calls())
+def test_joining_gathering_and_random_calls_match_torch(torch, call):
     verdict(torch, call)
 
 

@@ -888,6 +888,7 @@ def scatter_add(input, dim, index, src, *, out=None):
 @_export
 def index_select(input, dim, index, *, out=None):
     _check_input(input, "index_select")
+    _check_input(index, "index_select", "index", 3)
     return _ov("index_select")(input, dim, index) if out is None else \
         _ov("index_select", "out")(input, dim, index, out=out)
 
@@ -1040,8 +1041,11 @@ triu = _tri("triu")
 
 
 @_export
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=NO_DIM, dim=None, *, output_size=None):
     if repeats is None:
+        raise TypeError("repeat_interleave() received an invalid combination of arguments - got (Tensor, "
+                        "NoneType, ...): repeats must be a Tensor or an int")
+    if repeats is NO_DIM:
         return _ov("repeat_interleave", "Tensor")(input, output_size=output_size)
     _check_input(input, "repeat_interleave")
     if isinstance(repeats, Tensor):
@@ -1217,6 +1221,9 @@ def broadcast_to(input, size):
 def broadcast_tensors(*tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     shape = broadcast_shapes(*[t.shape for t in tensors])
     return tuple(_ov("expand")(t, list(shape)) for t in tensors)
 

@@ -120,6 +120,13 @@ def msort(input):
 
 # --- grids, combinatorics, stacking ----------------------------------------------------------------------------
 
+def _check_elements(tensors):
+    """torch's TypeError for a non-Tensor in a list of tensors."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+
+
 def _tensor_list(tensors):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         return tuple(tensors[0])
@@ -132,6 +139,7 @@ def meshgrid(*tensors, indexing=None):
     tensors = _tensor_list(tensors)
     if not tensors:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
+    _check_elements(tensors)
     for t in tensors:
         if t.dim() > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
@@ -225,6 +233,7 @@ def _check_stack_list(tensors, name):
                         f"{type(tensors).__name__}")
     if not tensors:
         raise RuntimeError(f"{name} expects a non-empty TensorList")
+    _check_elements(tensors)
 
 
 @_export

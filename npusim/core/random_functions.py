@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .factories import parse_size
 from .ops_namespace import aten
-from .public_factories import _finish
+from .public_factories import _check_dtype, _finish
 from .tensor import Tensor
 
 __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
@@ -12,6 +12,9 @@ __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "r
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
+    if not size:
+        raise TypeError('rand() missing 1 required positional arguments: "size"')
+    dtype = _check_dtype("rand", dtype)
     t = aten.rand.generator(parse_size(size, "rand"), generator=generator, dtype=dtype, layout=layout,
                             device=device)
     return _finish(t, requires_grad, out)
@@ -19,6 +22,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
           pin_memory=False):
+    if not size:
+        raise TypeError('randn() missing 1 required positional arguments: "size"')
+    dtype = _check_dtype("randn", dtype)
     t = aten.randn.generator(parse_size(size, "randn"), generator=generator, dtype=dtype, layout=layout,
                              device=device)
     return _finish(t, requires_grad, out)
@@ -33,6 +39,13 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
         low, high, size = 0, low, high
     elif high is None:
         raise TypeError("randint() missing required argument 'high'")
+    for v in (low, high):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError(f"randint() received an invalid combination of arguments - got ({type(low).__name__}, "
+                            f"{type(high).__name__}, {type(size).__name__}): low and high must be ints")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    dtype = _check_dtype("randint", dtype)
     t = aten.randint.low_generator(int(low), int(high), parse_size((size,), "randint"), generator=generator,
                                    dtype=dtype, layout=layout, device=device)
     return _finish(t, requires_grad, out)
@@ -40,18 +53,21 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
+    dtype = _check_dtype("randperm", dtype)
     t = aten.randperm.generator(n, generator=generator, dtype=dtype, layout=layout, device=device)
     return _finish(t, requires_grad, out)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
+    dtype = _check_dtype("rand_like", dtype)
     t = aten.rand_like.generator(input, generator=generator, dtype=dtype, device=device)
     return _finish(t, requires_grad, None)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
+    dtype = _check_dtype("randn_like", dtype)
     t = aten.randn_like.generator(input, generator=generator, dtype=dtype, device=device)
     return _finish(t, requires_grad, None)
 
@@ -61,6 +77,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     """``randint_like(input, high)`` or ``randint_like(input, low, high)``."""
     if high is None:
         low, high = 0, low
+    dtype = _check_dtype("randint_like", dtype)
     t = aten.randint_like.low_generator_dtype(input, low, high, generator=generator, dtype=dtype, device=device)
     return _finish(t, requires_grad, None)
 
@@ -69,6 +86,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
            requires_grad=False, pin_memory=False):
     """normal(mean, std) with tensors or numbers; normal(mean, std, size) for numbers."""
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)
+    for v in (mean, std):
+        if not (isinstance(v, (Tensor, int, float)) or type(v).__module__ == "numpy"):
+            raise TypeError(f"normal() received an invalid combination of arguments - got ({type(mean).__name__}, "
+                            f"{type(std).__name__}): mean and std must be Tensors or numbers")
     if mt and st:
         t = aten.normal.Tensor_Tensor(mean, std, generator=generator)
     elif mt:

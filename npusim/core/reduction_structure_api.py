@@ -144,6 +144,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 @_export
 def take(input, index):
+    if not isinstance(index, Tensor):
+        raise TypeError(f"take(): argument 'index' (position 2) must be Tensor, not {type(index).__name__}")
     return aten.take.default(input, index)
 
 

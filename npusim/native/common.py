@@ -330,11 +330,13 @@ def dims_arg(dim, ndim):
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
             return None
-        axes = tuple(_wrap_dim(d, ndim) for d in dim)
-        if len(set(axes)) != len(axes):
-            dup = next(d for d in axes if axes.count(d) > 1)
-            raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
-        return axes
+        axes = []
+        for d in dim:   # in order, as torch: a repeat is reported before a later dim out of range
+            a = _wrap_dim(d, ndim)
+            if a in axes:
+                raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
+            axes.append(a)
+        return tuple(axes)
     return (_wrap_dim(dim, ndim),)
 
 
