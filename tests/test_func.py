@@ -435,3 +435,13 @@ def test_vmap_whole_batch_for_elementwise_functions(torch, device):
     # errors still come from the checks
     same_error(lambda: F.vmap(npusim.sin, out_dims=2)(x), lambda: torch.func.vmap(torch.sin, out_dims=2)(tx))
     same_error(lambda: F.vmap(npusim.sin, in_dims=2)(x), lambda: torch.func.vmap(torch.sin, in_dims=2)(tx))
+
+
+@pytest.mark.oracle
+def test_vmap_results_backpropagate(torch, device):
+    m, tm = _twin_models(torch, device)
+    (x,), (tx,) = both(torch, device, X34)
+    F.vmap(m)(x).pow(2).sum().backward()
+    torch.func.vmap(tm)(tx).pow(2).sum().backward()
+    for p, tp in zip(m.parameters(), tm.parameters()):
+        same(p.grad, tp.grad, torch)
