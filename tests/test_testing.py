@@ -124,6 +124,8 @@ def test_import_and_attribute():
     import importlib
     assert importlib.import_module("npusim.testing") is npusim.testing
     assert npusim.testing.make_tensor is npusim.testing._creation.make_tensor
+    from npusim.missing_names import explain
+    assert explain("testing") == ""
 
 
 # --- make_tensor ----------------------------------------------------------------------------------------------
