@@ -445,3 +445,67 @@ def test_vmap_results_backpropagate(torch, device):
     torch.func.vmap(tm)(tx).pow(2).sum().backward()
     for p, tp in zip(m.parameters(), tm.parameters()):
         same(p.grad, tp.grad, torch)
+
+
+@pytest.mark.oracle
+def test_model_ensembling_with_stack_module_state(torch, device):
+    twins = [_twin_models(torch, device) for _ in range(3)]
+    models, tmodels = [m for m, _ in twins], [tm for _, tm in twins]
+    (x,), (tx,) = both(torch, device, X34)
+    params, buffers = F.stack_module_state(models)
+    tparams, tbuffers = torch.func.stack_module_state(tmodels)
+    same(params, tparams, torch)
+    assert all(p.requires_grad and p.grad_fn is None for p in params.values())
+
+    def ensemble(p, b, a):
+        return F.functional_call(models[0], (p, b), (a,))
+
+    def tensemble(p, b, a):
+        return torch.func.functional_call(tmodels[0], (p, b), (a,))
+
+    same(F.vmap(ensemble, in_dims=(0, 0, None))(params, buffers, x),
+         torch.func.vmap(tensemble, in_dims=(0, 0, None))(tparams, tbuffers, tx), torch)
+    models[1].eval()
+    tmodels[1].eval()
+    mixed = _twin_models(torch, device)[0]
+    mixed[0].weight.requires_grad_(False)
+    tmixed = _twin_models(torch, device)[1]
+    tmixed[0].weight.requires_grad_(False)
+    for ours, theirs in ((lambda: F.stack_module_state([]), lambda: torch.func.stack_module_state([])),
+                         (lambda: F.stack_module_state(models), lambda: torch.func.stack_module_state(tmodels)),
+                         (lambda: F.stack_module_state([models[0], nn.Linear(4, 5)]),
+                          lambda: torch.func.stack_module_state([tmodels[0], torch.nn.Linear(4, 5)])),
+                         (lambda: F.stack_module_state([models[0], mixed]),
+                          lambda: torch.func.stack_module_state([tmodels[0], tmixed]))):
+        same_error(ours, theirs)
+
+
+def test_replace_all_batch_norm_modules_(device):
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4)).to(device)
+    assert F.replace_all_batch_norm_modules_(m) is m
+    bn = m[1]
+    assert bn.running_mean is None and bn.running_var is None and not bn.track_running_stats
+    x = npusim.randn(5, 3, device=device)
+    F.vmap(lambda a: m(a.unsqueeze(0).expand(2, 3)), randomness="different")(x)   # no shared buffer is updated
+
+
+@pytest.mark.oracle
+def test_linearize_and_functionalize(torch, device):
+    (x, t, z), (tx, tt, tz) = both(torch, device, X34, Y34, np.ones(3))
+    f = lambda a: (a.sin() * a).sum(1)   # noqa: E731
+    out, fn = F.linearize(f, x)
+    tout, tfn = torch.func.linearize(f, tx)
+    same((out, fn(t), fn(x)), (tout, tfn(tt), tfn(tx)), torch)
+    same_error(lambda: fn(z), lambda: tfn(tz))
+    same_error(lambda: fn(t, t), lambda: tfn(tt, tt))
+    same_error(lambda: fn(t.float()), lambda: tfn(tt.float()))
+
+    def mutating(a):
+        b = a.clone()
+        b.mul_(2)
+        return b + a
+
+    same(F.functionalize(mutating)(x), torch.func.functionalize(mutating)(tx), torch)
+    same_error(lambda: F.functionalize(mutating, remove="views"), lambda: torch.func.functionalize(mutating,
+                                                                                                    remove="views"))
+    assert F.debug_unwrap(x) is x

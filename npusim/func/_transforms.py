@@ -20,7 +20,8 @@ from ..core.public_factories import zeros_like as _zeros_like
 from ..core.tensor import Tensor
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "functionalize",
+           "debug_unwrap"]
 
 
 # --- argnums -------------------------------------------------------------------------------------------------
@@ -329,3 +330,51 @@ def hessian(func, argnums=0):
     """The Hessian of the scalar function ``func`` with respect to ``args[argnums]``:
     ``jacfwd(jacrev(func, argnums), argnums)``."""
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+# --- linearize, functionalize ------------------------------------------------------------------------------------
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product at ``primals`` (each call
+    runs :func:`jvp`; torch traces the function once instead)."""
+    output = _detach_tree(func(*primals))
+    flat_p, p_spec = tree_flatten(primals)
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+        for idx, (t, p) in enumerate(zip(flat_t, flat_p)):
+            if t.shape != p.shape:
+                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the shape "
+                                   f"{p.shape} of the corresponding primal.")
+            if t.device != p.device:
+                raise RuntimeError(f"tangent:{idx} with device {t.device} in flattened pytree doesn't match the "
+                                   f"device {p.device} of the corresponding primal.")
+            if t.dtype != p.dtype:
+                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{p.dtype} of the corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+    return output, jvp_fn
+
+
+def functionalize(func, *, remove="mutations"):
+    """``func`` itself, as a wrapper: functionalization rewrites in-place ops for graph capture and leaves the
+    results (and the final values of mutated inputs) as they are, which is all an eager program sees."""
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options "
+            f"are:\n     remove='mutations': all inplace and out= operators will be removed from the program, and "
+            f"replaced with their out-of-place equivalents.\n     remove='mutations_and_views': In addition to the "
+            f"above, all aliasing operators {{view}} will be replaced with their non-aliasing counterparts, "
+            f"{{view}}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapped(*args, **kwargs):
+        return func(*args, **kwargs)
+    return wrapped
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor itself: npusim's transforms do not wrap tensors."""
+    return tensor
