@@ -127,7 +127,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     inputs = _as_tuple(inputs)
     outs = _flat_outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(randn(*o.shape, dtype=o.dtype, device=o.device).requires_grad_(True) for o in outs
+        grad_outputs = tuple(randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_(True) for o in outs
                              if o.requires_grad)
     else:
         grad_outputs = _as_tuple(grad_outputs)
