@@ -334,6 +334,9 @@ def test_ops_whose_result_outgrows_their_inputs_raise_out_of_memory_before_numpy
     attempt("cartesian_prod", lambda: npusim.cartesian_prod(x, x))
     attempt("conv_transpose2d", lambda: F.conv_transpose2d(z.reshape(1, 1, 1, 1).expand(1, 1, 100_000, 100_000),
                                                            npusim.zeros(1, 4, 3, 3, device="npu")))
+    attempt("conv2d", lambda: F.conv2d(npusim.zeros(1, 1, 1000, 1000, device="npu"),
+                                       npusim.zeros(10_000, 1, 1, 1, device="npu")))
+    attempt("masked_fill", lambda: big.masked_fill(x > 0, 0.0))
     attempt("unfold", lambda: F.unfold(z.reshape(1, 1, 1, 1).expand(1, 1, 3000, 3000), 30))
     attempt("matrix_exp", lambda: npusim.linalg.matrix_exp(big))
     attempt("multinomial", lambda: npusim.multinomial(x[:2].expand(2 ** 20, 2), 2 ** 20, replacement=True))
@@ -345,8 +348,8 @@ def test_ops_whose_result_outgrows_their_inputs_raise_out_of_memory_before_numpy
           z.expand(1000).double().dtype, F.unfold(z.reshape(1, 1, 1, 1).expand(1, 1, 30, 30), 3).shape)
     """, {"NPUSIM_DEVICE_MEMORY": "64MiB"})
     lines = out.splitlines()
-    for name in ("to float64", "float", "type", "flatten of expand", "cartesian_prod", "conv_transpose2d", "unfold",
-                 "matrix_exp", "multinomial", "sort", "nonzero", "masked_select"):
+    for name in ("to float64", "float", "type", "flatten of expand", "cartesian_prod", "conv_transpose2d", "conv2d",
+                 "masked_fill", "unfold", "matrix_exp", "multinomial", "sort", "nonzero", "masked_select"):
         assert f"{name} OutOfMemoryError True True" in lines, out
     assert "fits npusim.Size([1000, 10]) npusim.Size([1000, 1]) npusim.float64 npusim.Size([1, 9, 784])" in lines, out
 

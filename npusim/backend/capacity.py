@@ -187,7 +187,7 @@ _SAME_SHAPE_ANY_DTYPE = ("cumsum", "cumprod", "softmax", "log_softmax")     # th
 _BOOL_RESULT = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
 _BROADCASTING = ("add", "sub", "mul", "div", "rsub", "pow", "remainder", "fmod", "floor_divide", "maximum",
                  "minimum", "max.other", "min.other", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "lerp",
-                 "where", "clamp", "clamp_min", "clamp_max", "addcmul", "addcdiv")
+                 "where", "clamp", "clamp_min", "clamp_max", "addcmul", "addcdiv", "masked_fill")
 
 # op (every overload of it) or "op.overload" -> lower bound of its result bytes
 BOUNDS = {

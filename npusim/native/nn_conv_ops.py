@@ -166,6 +166,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     _check_shapes(x, w, b, padding, dilation, transposed, groups)
     _check_dtypes(x, w, b, transposed)
     if not transposed:
+        sizes = KC.output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation)
+        C.check_capacity(x.shape[0] * w.shape[0] * math.prod(sizes) * x.itemsize, dev)
         return C.make(KC.forward(x, w, b, stride, padding, dilation, groups), dev)
     _check_output_padding(output_padding, stride, dilation)
     sizes = KC.transposed_output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
