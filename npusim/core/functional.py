@@ -511,6 +511,11 @@ std_mean = _var_mean_like("std_mean")
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_input(input, "norm")
     _check_keepdim("norm", keepdim)
+    if not (p is None or isinstance(p, (str, int, float)) or isinstance(p, np.generic)):
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    dtype = D.as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
     if isinstance(p, str):
         if p != "fro":
             raise RuntimeError(f"norm(): p={p!r} is not supported by npusim (use 'fro' or a number)")
@@ -535,6 +540,7 @@ def _all_any(name):
 
     def fn(input, dim=None, keepdim=False, *, out=None):
         _check_input(input, name)
+        _check_keepdim(name, keepdim)
         if out is not None:
             if dim is not None and not isinstance(dim, (list, tuple)):
                 return f_out(input, dim, keepdim, out=out)

@@ -172,7 +172,8 @@ def _count_specified(items) -> int:
 def _apply(self: Tensor, idx):
     """Apply the basic indices as views; return (view, per-dim index tensors or None)."""
     items = _as_tuple(idx)
-    if items.__class__ is tuple and len(items) > 1 and _count_specified(items) > self._a.ndim:
+    if items.__class__ is tuple and (len(items) > 1 or items and isinstance(items[0], (str, bytes))) and \
+            _count_specified(items) > self._a.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self._a.ndim}")
     items, specified = _convert(items)
     ndim = self._a.ndim

@@ -31,6 +31,9 @@ def _size_args(size):
 
 @_export
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    dtype = D.as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, D.dtype):   # torch parses it before any check
+        raise TypeError(f"nansum(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
     return aten.nansum.default(input, dim, keepdim, dtype=dtype)
 
 

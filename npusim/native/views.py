@@ -348,6 +348,8 @@ def as_strided(self, size, stride, storage_offset=None):
                            f"{list(stride)}")
     base, st = _typed_storage_array(self)
     off = self.storage_offset() if storage_offset is None else int(storage_offset)
+    if off < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {off}")
     isz = self._a.itemsize
     need = 0 if 0 in size else (off + 1 + sum((n - 1) * s for n, s in zip(size, stride))) * isz
     if need > st.nbytes():
