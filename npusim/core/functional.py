@@ -368,6 +368,9 @@ def mean(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):
 @_export
 def prod(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):
     _check_input(input, "prod")
+    dtype = D.as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, D.dtype):   # torch parses it before any check
+        raise TypeError(f"prod(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
     if _no_dim_none("prod", input, dim):
         if keepdim is not NO_DIM:
             raise TypeError('prod() missing 1 required positional arguments: "dim"')
@@ -516,6 +519,9 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     dtype = D.as_dtype(dtype)
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
+    if not (dim is None or _is_int(dim) or isinstance(dim, (list, tuple)) and builtins.all(_is_int(d) for d in dim)):
+        raise TypeError(f"linalg_vector_norm(): argument 'dim' (position 3) must be tuple of ints, not "
+                        f"{type(dim).__name__}")
     if isinstance(p, str):
         if p != "fro":
             raise RuntimeError(f"norm(): p={p!r} is not supported by npusim (use 'fro' or a number)")

@@ -281,8 +281,11 @@ def _index_fill_(self, dim, index, value):
     return overload(self, dim, index, value)
 
 
-def _squeeze_(self, dim=None):
+def _squeeze_(self, dim=NO_DIM):
     if dim is None:
+        raise TypeError("squeeze_() received an invalid combination of arguments - got (NoneType), but expected "
+                        "one of:\n * ()\n * (int dim)\n * (tuple of ints dim)\n")
+    if dim is NO_DIM:
         return aten.squeeze_.default(self)
     if isinstance(dim, (list, tuple)):
         return aten.squeeze_.dims(self, list(dim))

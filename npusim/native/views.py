@@ -242,7 +242,11 @@ def squeeze(self, dim=None):
         axes = tuple(i for i, s in enumerate(a.shape) if s == 1)
     else:
         dims = dim if isinstance(dim, (list, tuple)) else (dim,)
-        axes = tuple(sorted({_wrap_dim(d, a.ndim) for d in dims}))
+        wrapped = [_wrap_dim(d, a.ndim) for d in dims]
+        for i, d in enumerate(wrapped):
+            if d in wrapped[:i]:
+                raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        axes = tuple(sorted(set(wrapped)))
         axes = tuple(d for d in axes if a.ndim and a.shape[d] == 1)
     return make_view(a.squeeze(axes) if axes else a.view(), self)
 
@@ -291,11 +295,11 @@ def narrow(self, dim, start, length):
     a = self._a
     if a.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:   # torch checks the length first
+        raise RuntimeError("narrow(): length must be non-negative.")
     d = _wrap_dim(dim, a.ndim)
     n = a.shape[d]
     start = int(start)
-    if length < 0:   # torch checks the length first
-        raise RuntimeError("narrow(): length must be non-negative.")
     if not (-n <= start <= n):
         raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got {start})")
     if start < 0:
