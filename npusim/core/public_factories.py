@@ -153,12 +153,18 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     return _finish(t, requires_grad, None)
 
 
-def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+_NO_END = object()
+
+
+def arange(start=0, end=_NO_END, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
            pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless an argument is a float."""
     dtype = D.as_dtype(dtype)
     _check_requires_grad(None, requires_grad, "arange")
-    if end is None:
+    if end is None:   # given as None: torch has no such overload
+        _invalid_combination("arange", (start, end) if step == 1 else (start, end, step),
+                             {} if dtype is None else {"dtype": dtype})
+    if end is _NO_END:
         if not _is_number(start):
             raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not {type(start).__name__}")
         start, end = 0, start
@@ -168,6 +174,14 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         _invalid_combination("arange", args, {} if dtype is None else {"dtype": dtype})
     dtype = _check_dtype("arange", dtype)
     _check_requires_grad(None, requires_grad, "arange")   # torch parses every argument first
+    for v in (start, end, step):   # torch parses a number as int64 or uint64, then needs an int64
+        if v.__class__ is int and not -2 ** 63 <= v < 2 ** 64:
+            raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
+    for v in (start, end, step):
+        if v.__class__ is int and v >= 2 ** 63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if step != step:   # NaN
+        raise RuntimeError("step must be nonzero")
     dtype = _check_out(out, dtype)
     t = aten.arange.start_step.fn(start, end, step, dtype=dtype, layout=layout,
                                   device=device if device is not None or out is None else out.device)
