@@ -566,9 +566,11 @@ def test_fork_rng_warns_once_about_every_device(monkeypatch):
             pass
     with npusim.random.fork_rng(device_type="meta"):
         pass
-    with pytest.raises(RuntimeError, match="npusim has no module of `cuda`, you should register a module by "
+    with npusim.random.fork_rng(device_type="cuda"):   # npusim.cuda, as a CPU build's torch.cuda: no devices
+        pass
+    with pytest.raises(RuntimeError, match="npusim has no module of `mps`, you should register a module by "
                                            "`npusim._register_device_module`."):
-        with npusim.random.fork_rng(device_type="cuda"):
+        with npusim.random.fork_rng(device_type="mps"):
             pass
 
 
