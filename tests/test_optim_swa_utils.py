@@ -62,8 +62,10 @@ def test_averaged_model_matches_torch(torch, device, average, use_buffers):
     assert list(n_sd) == list(t_sd)
     for k, v in t_sd.items():
         assert str(n_sd[k].dtype).split(".")[1] == str(v.dtype).split(".")[1], k
-        # on the npu the default average is a lerp (torch's foreach path there), on the cpu a division
-        np.testing.assert_allclose(host(n_sd[k]), v.numpy(), rtol=0 if device == "cpu" else 2e-6, atol=1e-7,
+        # on the npu the default average is a lerp (torch's foreach path there), on the cpu a division; torch's
+        # vectorised cpu kernels (lerp, addcdiv) fuse multiply-adds on some CPUs and not on others, so even the
+        # cpu agrees only to an ulp or two of float32 (2.4e-7)
+        np.testing.assert_allclose(host(n_sd[k]), v.numpy(), rtol=2.4e-7 if device == "cpu" else 2e-6, atol=1e-7,
                                    err_msg=k)
     x = np.random.default_rng(9).standard_normal((5, 3)).astype(np.float32)
     t_avg.eval()
