@@ -13,8 +13,7 @@ import warnings
 _SDP = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 _LINALG_LIBRARIES = ("default", "cusolver", "magma")
 _BLAS_LIBRARIES = ("cublas", "cublaslt", "ck")
-_preferred_linalg = "default"
-_preferred_blas = "cublas"
+_preferred = {"linalg": "default", "blas": "cublas"}
 
 
 def is_built() -> bool:
@@ -83,21 +82,19 @@ def sdp_kernel(enable_flash: bool = True, enable_math: bool = True, enable_mem_e
         _SDP.update(old)
 
 
+def _prefer(kind: str, choices: tuple, backend):
+    if backend is not None:
+        if not isinstance(backend, str) or backend.lower() not in choices:
+            raise RuntimeError(f"Unknown input value. Choose from: {', '.join(choices)}.")
+        _preferred[kind] = backend.lower()
+    return _preferred[kind]
+
+
 def preferred_linalg_library(backend=None) -> str:
     """The linear-algebra library to prefer ("default", "cusolver", "magma"): stored and returned."""
-    global _preferred_linalg
-    if backend is not None:
-        if not isinstance(backend, str) or backend.lower() not in _LINALG_LIBRARIES:
-            raise RuntimeError(f"Unknown input value. Choose from: {', '.join(_LINALG_LIBRARIES)}.")
-        _preferred_linalg = backend.lower()
-    return _preferred_linalg
+    return _prefer("linalg", _LINALG_LIBRARIES, backend)
 
 
 def preferred_blas_library(backend=None) -> str:
     """The BLAS library to prefer ("cublas", "cublaslt", "ck"): stored and returned."""
-    global _preferred_blas
-    if backend is not None:
-        if not isinstance(backend, str) or backend.lower() not in _BLAS_LIBRARIES:
-            raise RuntimeError(f"Unknown input value. Choose from: {', '.join(_BLAS_LIBRARIES)}.")
-        _preferred_blas = backend.lower()
-    return _preferred_blas
+    return _prefer("blas", _BLAS_LIBRARIES, backend)

@@ -109,6 +109,15 @@ def _written(t: Tensor, buf, own: bool):
     return finish
 
 
+def _split_into(tensors, out, m: int):
+    """What to run once ``out`` holds one ``m``-element block per tensor of ``tensors``: copy each block in."""
+    def finish():
+        for i, t in enumerate(tensors):
+            t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
+            t._bump_version()
+    return finish
+
+
 def _reducible(buf, op: RedOpType):
     """``buf`` and ``op`` as a plain numeric reduction: bool as bytes, complex as pairs of reals, AVG as SUM."""
     flat = buf.reshape(-1)
@@ -236,12 +245,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         m = src.size
         out = _flat_like(src, n * m)
         work = backend.allgather(out, src)
-
-        def scatter_out():
-            for i, t in enumerate(tensor_list):
-                t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
-                t._bump_version()
-        work.then(scatter_out)
+        work.then(_split_into(tensor_list, out, m))
         work._result = list(tensor_list)
         return _finish(work, async_op, tensor.device)
 
@@ -348,11 +352,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         out = _flat_like(src, n * m) if is_root else None
         work = backend.gather(out, src, root)
         if is_root:
-            def scatter_out():
-                for i, t in enumerate(gather_list):
-                    t._a[...] = out[i * m:(i + 1) * m].reshape(t._a.shape)
-                    t._bump_version()
-            work.then(scatter_out)
+            work.then(_split_into(gather_list, out, m))
             work._result = list(gather_list)
         return _finish(work, async_op, tensor.device)
 
