@@ -6,7 +6,7 @@ import os
 import platform
 import sys
 
-from .core import parallel_config
+from .core.runtime import parallel_config
 
 __all__ = ["parallel_info", "show"]
 

@@ -10,43 +10,43 @@ import sys as _sys
 
 __version__ = "0.1.0"
 
-from .core import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
-from .core import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor methods)
-from .core.device import device
-from .core.device_context import get_default_device, set_default_device
+from .core.dispatch import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
+from .api import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor methods)
+from .core.c10.device import device
+from .core.c10.device_context import get_default_device, set_default_device
 from .core.dlpack import from_dlpack
-from .core.dtype import (  # noqa: F401
+from .core.c10.dtype import (  # noqa: F401
     bfloat16, bool, can_cast, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half,
     iinfo, int, int8, int16, int32, int64, long, promote_types, set_default_dtype, short, uint8,
 )
 from .core.factories import as_tensor, asarray, from_numpy, tensor
-from .core.functional import *  # noqa: F401,F403  (torch's operator functions)
-from .core.functional import __all__ as _functional_all
+from .api.operators import *  # noqa: F401,F403  (torch's operator functions)
+from .api.operators import __all__ as _functional_all
 # more operator functions, each module binding its Tensor methods too
-from .core.reduction_structure_api import *  # noqa: F401,F403  (median, index_add, diag, tensor_split...)
-from .core.linalg_functions import *  # noqa: F401,F403  (det, inverse, svd...)
-from .core.math_functions import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
-from .core import linalg_functions as _linalg_functions, math_functions as _math_functions
-from .core.misc_functions import *  # noqa: F401,F403  (searchsorted, meshgrid, windows, cov, flags...)
-from .core import misc_functions as _misc_functions
-from .core import reduction_structure_api as _reduction_structure_api
-from .core.memory_format import (  # noqa: F401
+from .api.reductions_structure import *  # noqa: F401,F403  (median, index_add, diag, tensor_split...)
+from .api.linear_algebra import *  # noqa: F401,F403  (det, inverse, svd...)
+from .api.pointwise import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
+from .api import linear_algebra as _linear_algebra, pointwise as _pointwise
+from .api.misc import *  # noqa: F401,F403  (searchsorted, meshgrid, windows, cov, flags...)
+from .api import misc as _misc
+from .api import reductions_structure as _reductions_structure
+from .core.c10.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,
 )
-from .core.ops_namespace import ops
-from .core.generator import Generator, default_generator
-from .core.stream import Event, Stream
-from .core.rng import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
-from .core import rng as _rng_module
+from .core.dispatch.ops_namespace import ops
+from .core.c10.generator import Generator, default_generator
+from .core.c10.stream import Event, Stream
+from .api.seeding import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
+from .api import seeding as _seeding
 from .core.printing import get_printoptions, set_printoptions
-from .core.public_factories import (  # noqa: F401
+from .api.factories import (  # noqa: F401
     arange, empty, empty_like, empty_strided, eye, full, full_like, linspace, ones, ones_like, scalar_tensor,
     zeros, zeros_like,
 )
-from .core.random_functions import (  # noqa: F401
+from .api.random import (  # noqa: F401
     bernoulli, multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
 )
-from .core.storage import UntypedStorage
+from .core.c10.storage import UntypedStorage
 from .core.tensor import Size, Tensor
 from .core import return_types  # noqa: F401
 from . import library  # noqa: F401
@@ -55,23 +55,23 @@ from .core.autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import autograd  # noqa: F401
-from . import linalg  # noqa: F401
-from . import special  # noqa: F401
-from .core.random_samplers_api import _sample_dirichlet, _standard_gamma, binomial, poisson  # noqa: F401
-from .core import random_samplers_api as _random_samplers_api
+from .api import linalg  # noqa: F401
+from .api import special  # noqa: F401
+from .api.random_samplers import _sample_dirichlet, _standard_gamma, binomial, poisson  # noqa: F401
+from .api import random_samplers as _random_samplers
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
-from .core import parallel_config as _parallel_config, thread_pool as _thread_pool
+from .core.runtime import parallel_config as _parallel_config, thread_pool as _thread_pool
 from .kernels import parallel as _kernels_parallel
 
 # the array kernels split large ops over core's intra-op pool, sized by the thread setting
 _parallel_config.on_num_threads_change(
     lambda n: _kernels_parallel.configure(n, _thread_pool.run_intraop, _parallel_config.GRAIN_SIZE))
-from .core.parallel_config import (  # noqa: F401,E402
+from .core.runtime.parallel_config import (  # noqa: F401,E402
     get_num_interop_threads, get_num_threads, set_num_interop_threads, set_num_threads,
 )
-from .core import autocast_cpu_policy as _autocast_cpu_policy  # noqa: F401  (AutocastCPU kernels, as torch's core)
-from .core.autocast_state import (  # noqa: F401
+from .core.autocast import cpu_policy as _autocast_cpu_policy  # noqa: F401  (AutocastCPU kernels, as torch's core)
+from .core.autocast.state import (  # noqa: F401
     autocast, autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
     is_any_autocast_enabled, is_autocast_available, is_autocast_cache_enabled, is_autocast_enabled,
     set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
@@ -91,11 +91,14 @@ from . import backends, onnx  # noqa: F401  (torch.backends' switches; torch.onn
 from .compile_eager import compile  # noqa: F401,A001  (runs the program eagerly: compilation is out of scope)
 from . import profiler  # noqa: F401
 from . import __config__, futures, jit  # noqa: F401  (parallel_info; Future; fork / wait)
-from .core.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
+from .core.dispatch.api_usage import log_api_usage_once as _log_api_usage_once, set_api_usage_logger  # noqa: F401
 
-# ``npusim.random`` (torch.random): the module lives in core/rng.py so no file shadows the stdlib's random.
-random = _rng_module
-_sys.modules[__name__ + ".random"] = _rng_module
+# torch.random, torch.linalg and torch.special are modules: so are npusim's, though they live in npusim.api
+# (npusim.random is api/seeding.py, so no file shadows the stdlib's random)
+random = _seeding
+_sys.modules[__name__ + ".random"] = _seeding
+_sys.modules[__name__ + ".linalg"] = linalg
+_sys.modules[__name__ + ".special"] = special
 
 
 def __getattr__(name):
@@ -113,14 +116,14 @@ def __getattr__(name):
 
 
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
-           "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reduction_structure_api.__all__) \
-    + list(_linalg_functions.__all__) + list(_math_functions.__all__) + list(_misc_functions.__all__) \
-    + list(_random_samplers_api.__all__)
+           "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reductions_structure.__all__) \
+    + list(_linear_algebra.__all__) + list(_pointwise.__all__) + list(_misc.__all__) \
+    + list(_random_samplers.__all__)
 
 # torch's nn ops in the top-level namespace, the *_copy functions, then torch.<op>_ for every in-place
 # Tensor method bound by now (last: each binds only names npusim does not have yet)
-from . import _torch_namespace_nn  # noqa: E402
-from .core import inplace_functions as _inplace_functions  # noqa: E402
+from .api import nn as _torch_namespace_nn  # noqa: E402
+from .api import inplace as _inplace_functions  # noqa: E402
 for _extra in ({n: getattr(_torch_namespace_nn, n) for n in _torch_namespace_nn.__all__},
                {n: getattr(_inplace_functions, n) for n in _inplace_functions.__all__},
                _inplace_functions.inplace_functions()):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .core.device import device
+from .core.c10.device import device
 
 
 def _register_device_module(device_type, module) -> None:

@@ -20,7 +20,7 @@ def _version_of(module_name: str) -> str:
 
 
 def _backend_lines(npusim) -> list[str]:
-    from .core.device import PRIVATEUSE1, privateuse1_backend_name
+    from .core.c10.device import PRIVATEUSE1, privateuse1_backend_name
 
     name = privateuse1_backend_name()
     module = getattr(npusim, name, None)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 
-from .core import dtype as _dtypes
-from .core.device import PRIVATEUSE1, device, privateuse1_backend_name
+from .core.c10 import dtype as _dtypes
+from .core.c10.device import PRIVATEUSE1, device, privateuse1_backend_name
 
 __all__ = ["is_available", "current_accelerator", "device_count", "current_device_index", "set_device_index",
            "set_device_idx", "current_device_idx", "synchronize", "device_index", "memory_allocated",

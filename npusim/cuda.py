@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import types
 
-from .core.device_hooks import no_backend_hint
+from .core.c10.device_hooks import no_backend_hint
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "amp"]
@@ -57,7 +57,7 @@ def seed_all() -> None:
 
 def _amp_autocast(enabled=True, dtype=None, cache_enabled=True):
     """torch.cuda.amp.autocast: autocast for "cuda", which warns and stays off without CUDA, as in torch."""
-    from .core.autocast_state import autocast
+    from .core.autocast.state import autocast
     import npusim
     return autocast("cuda", dtype=npusim.float16 if dtype is None else dtype, enabled=enabled,
                     cache_enabled=cache_enabled)

@@ -5,13 +5,13 @@ The dispatch-key names torch keeps in ``torch._C`` live here too: ``DispatchKey`
 ``_ExcludeDispatchKeyGuard`` and the sets a kernel redispatches to
 (``_after_autograd_keyset``, ``_after_autocast_keyset``).
 """
-from .core.dispatch_keys import (  # noqa: F401
+from .core.c10.dispatch_keys import (  # noqa: F401
     DispatchKey, DispatchKeySet, _after_autocast_keyset, _after_autograd_keyset,
 )
-from .core.dispatch_tls import (  # noqa: F401
+from .core.dispatch.dispatch_tls import (  # noqa: F401
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set, _ExcludeDispatchKeyGuard,
     _IncludeDispatchKeyGuard,
 )
-from .core.library import Library, define, fallthrough_kernel, impl  # noqa: F401
+from .core.dispatch.library import Library, define, fallthrough_kernel, impl  # noqa: F401
 
 __all__ = ["Library", "fallthrough_kernel", "define", "impl", "DispatchKey", "DispatchKeySet"]

@@ -7,7 +7,7 @@ first on ``sys.meta_path`` that answers every ``torch.<a>.<b>`` import with npus
 module does (``ModuleNotFoundError``), saying so.
 
 With a device map (``{"cuda": "npu"}``) device strings of the mapped type mean the target device
-(``npusim.core.device.map_device_type``) and ``torch.cuda`` is the target's device module, so a program
+(``npusim.core.c10.device.map_device_type``) and ``torch.cuda`` is the target's device module, so a program
 written for CUDA runs on the npu: ``torch.cuda.is_available()`` is true, ``.cuda()``, ``"cuda:0"``,
 ``autocast("cuda")`` and ``torch.cuda.amp`` mean the npu.
 """
@@ -20,7 +20,7 @@ import sys
 import types
 
 import npusim
-from .core.device import map_device_type
+from .core.c10.device import map_device_type
 
 TORCH = "torch"
 

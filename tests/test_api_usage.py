@@ -85,7 +85,7 @@ path = os.path.join(tempfile.mkdtemp(), "ckpt.pt")
 npusim.save({"w": npusim.ones(2)}, path)
 npusim.load(path)
 try:
-    from npusim.core.autocast_state import autocast
+    from npusim.core.autocast.state import autocast
     autocast("cpu")
 except ImportError:
     keys.append("npusim.autocast")   # not built yet: nothing to check

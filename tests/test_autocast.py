@@ -20,7 +20,7 @@ import pytest
 import npusim
 import npusim.nn.functional as F
 from conftest import host
-from npusim.core import dispatch_tls
+from npusim.core.dispatch import dispatch_tls
 
 LOW = [npusim.float16, npusim.bfloat16]
 LOW_IDS = ["float16", "bfloat16"]

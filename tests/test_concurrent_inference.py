@@ -16,7 +16,7 @@ THREADS = 8
 @pytest.fixture(autouse=True)
 def small_grain():
     """Split ops over the intra-op pool from a few thousand elements, so these small models use it too."""
-    from npusim.core import parallel_config
+    from npusim.core.runtime import parallel_config
     previous, grain = npusim.get_num_threads(), parallel_config.GRAIN_SIZE
     parallel_config.GRAIN_SIZE = 1 << 12
     npusim.set_num_threads(2)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import npusim
-from npusim.core.device import privateuse1_backend_name
+from npusim.core.c10.device import privateuse1_backend_name
 
 ROOT = Path(__file__).resolve().parents[1]
 # Leaves the npu backend out of a fresh process, so PrivateUse1 is still unnamed there.

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import npusim
-from npusim.core import dispatcher
-from npusim.core.device import privateuse1_backend_name
+from npusim.core.dispatch import dispatcher
+from npusim.core.c10.device import privateuse1_backend_name
 from npusim.library import (
     DispatchKey, DispatchKeySet, Library, _after_autocast_keyset, _after_autograd_keyset,
     _dispatch_tls_local_exclude_set, _dispatch_tls_local_include_set, _ExcludeDispatchKeyGuard,

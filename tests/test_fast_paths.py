@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import npusim
-from npusim.core.schema import parse_schema
+from npusim.core.dispatch.schema import parse_schema
 from npusim.optim import adam as adam_module
 
 from conftest import host

@@ -16,8 +16,8 @@ from conftest import host
 import npusim
 from npusim.backend import streams as npu_streams
 from npusim.backend.guard import NpuGuardImpl
-from npusim.core import dispatcher
-from npusim.core.device_guard import (
+from npusim.core.dispatch import dispatcher
+from npusim.core.c10.device_guard import (
     DeviceGuard, DeviceGuardImplInterface, OptionalDeviceGuard, OptionalStreamGuard, StreamGuard, get_guard_impl,
     has_guard_impl, register_guard_impl,
 )

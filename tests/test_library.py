@@ -9,7 +9,7 @@ import warnings
 import pytest
 
 import npusim
-from npusim.core import dispatcher
+from npusim.core.dispatch import dispatcher
 from npusim.library import DispatchKey, Library, fallthrough_kernel
 
 _ids = itertools.count()

@@ -229,7 +229,7 @@ def test_bad_fallback_mode():
 WARN_SCRIPT = """
     import warnings
     import npusim
-    from npusim.core.record_function import RecordFunctionCallback, add_global_callback
+    from npusim.core.dispatch.record_function import RecordFunctionCallback, add_global_callback
 
     x = npusim.tensor([3.0, 1.0, 2.0]).npu()
     with warnings.catch_warnings(record=True) as caught:

@@ -14,7 +14,7 @@ import pytest
 
 import npusim
 from conftest import host
-from npusim.core.device import privateuse1_backend_name
+from npusim.core.c10.device import privateuse1_backend_name
 
 ROOT = Path(__file__).resolve().parents[1]
 aten = npusim.ops.aten
@@ -161,7 +161,7 @@ def test_registration_errors_match_torch(torch):
 def test_a_fresh_import_registers_everything_without_touching_the_device():
     out = output_of("""
         import npusim
-        from npusim.core.device_hooks import get_device_hooks
+        from npusim.core.c10.device_hooks import get_device_hooks
         print(npusim.npu.is_initialized(), get_device_hooks("npu") is not None)
         print(npusim.ones(1).npu().is_npu, npusim.npu.is_initialized())
     """)

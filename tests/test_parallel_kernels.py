@@ -9,7 +9,7 @@ import pytest
 from conftest import host
 
 import npusim
-from npusim.core import parallel_config, thread_pool
+from npusim.core.runtime import parallel_config, thread_pool
 from npusim.kernels import parallel as P
 
 # the emulation splits NumPy kernels over intra-op threads; a GPU has no such thing

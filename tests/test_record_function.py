@@ -270,7 +270,7 @@ def test_thread_local_dispatch_state_is_honoured_while_sampling():
 
 
 def test_autocast_is_honoured_while_sampling():
-    autocast_state = pytest.importorskip("npusim.core.autocast_state")
+    autocast_state = pytest.importorskip("npusim.core.autocast.state")
     h = add_global_callback(RecordFunctionCallback(lambda fn: None).sampling_prob(0.001))
     a = npusim.ones(4, 4)
     with autocast_state.autocast("cpu", dtype=npusim.bfloat16):

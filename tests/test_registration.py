@@ -37,7 +37,7 @@ FAKE_BACKEND = NO_BACKEND + textwrap.dedent("""
     import types
     import numpy as np
     import npusim
-    from npusim.core.device_hooks import DeviceHooks, register_device_hooks
+    from npusim.core.c10.device_hooks import DeviceHooks, register_device_hooks
     from npusim.library import Library
     from npusim.native.registration import register_kernels
 
@@ -191,7 +191,7 @@ REGISTRATION_SCRIPT = textwrap.dedent("""
 def _normalise(text: str) -> str:
     """Class paths differ between the two libraries; the rest of each line must not."""
     for old, new in (("<class 'npusim.core.tensor.Tensor'>", "<Tensor>"), ("<class 'npusim.Tensor'>", "<Tensor>"),
-                     ("<class 'npusim.core.storage.UntypedStorage'>", "<Storage>"),
+                     ("<class 'npusim.core.c10.storage.UntypedStorage'>", "<Storage>"),
                      ("<class 'npusim.storage._StorageBase'>", "<Storage>")):
         text = text.replace(old, new)
     return text
@@ -212,7 +212,7 @@ def test_register_device_module_and_generated_methods():
     assert "generate twice RuntimeError The custom device module of <class 'npusim.core.tensor.Tensor'> has " \
            "already been registered with is_foo" in out
     assert "generate storage twice RuntimeError The custom device module of " \
-           "<class 'npusim.core.storage.UntypedStorage'> has already been registered with is_foo" in out
+           "<class 'npusim.core.c10.storage.UntypedStorage'> has already been registered with is_foo" in out
 
 
 @pytest.mark.oracle

@@ -16,7 +16,7 @@ import pytest
 from conftest import checked_on_device, host, reported_later
 
 import npusim
-from npusim.core import rng as core_rng
+from npusim.api import seeding as core_rng
 from npusim.kernels import device_checks as DC
 from npusim.kernels import philox as KR
 

@@ -196,7 +196,7 @@ def test_bad_invocations_say_what_is_wrong(tmp_path):
 
 def test_map_device_type_makes_cuda_mean_the_npu():
     import npusim
-    from npusim.core.device import map_device_type, mapped_device_types
+    from npusim.core.c10.device import map_device_type, mapped_device_types
     if not npusim.npu.is_available():
         pytest.skip("no npu")
     with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):

@@ -5,10 +5,10 @@ import math
 
 import pytest
 
-from npusim.core.native_functions import SCHEMAS
-from npusim.core.schema import parse_schema
+from npusim.core.dispatch.native_functions import schema_lines
+from npusim.core.dispatch.schema import parse_schema
 
-ATEN = [line.strip() for line in SCHEMAS.strip().splitlines() if line.strip()]
+ATEN = list(schema_lines())
 
 
 def test_arguments_returns_and_flags():

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import npusim
-from npusim.core import parallel_config
+from npusim.core.runtime import parallel_config
 
 REPO = Path(__file__).resolve().parents[1]
 CORES = len(os.sched_getaffinity(0))

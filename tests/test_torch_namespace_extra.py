@@ -208,7 +208,7 @@ def test_inplace_functions_with_arguments(device, torch):
 
 
 def test_inplace_functions_cover_torchs_list_where_the_method_exists():
-    from npusim.core import inplace_functions as IF
+    from npusim.api import inplace as IF
     for name in IF._TORCH_INPLACE:
         assert hasattr(npusim, name) == callable(getattr(npusim.Tensor, name, None)), name
     assert hasattr(npusim, "exp_") and hasattr(npusim, "addmv_")

@@ -7,7 +7,7 @@ import inspect
 import pytest
 
 import npusim
-from npusim.core.device import map_device_type
+from npusim.core.c10.device import map_device_type
 
 # torch.nn classes npusim does not have yet (issue tracker), or keeps out (Container, NLLLoss2d: deprecated)
 NOT_HERE = {"AdaptiveLogSoftmaxWithLoss", "CTCLoss", "Container", "CrossMapLRN2d", "FractionalMaxPool2d",

@@ -9,7 +9,7 @@ device module ``npusim.npu`` itself, where the PrivateUse1 tutorial puts them.
 """
 from __future__ import annotations
 
-from ..core.autocast_state import autocast, is_autocast_available
+from ..core.autocast.state import autocast, is_autocast_available
 from . import autocast_registration  # noqa: F401  (AutocastPrivateUse1 kernels and fallthrough)
 from . import npu_amp as _npu_amp
 from .custom_fwd import custom_bwd, custom_fwd

@@ -8,7 +8,7 @@ engine (torch's ATen/autocast_mode.h); the lists from ``policy.py``.
 """
 from __future__ import annotations
 
-from ..core.autocast_state import register_autocast_policies
+from ..core.autocast.state import register_autocast_policies
 from ..library import Library, fallthrough_kernel
 from .policy import NPU_AUTOCAST_POLICIES
 

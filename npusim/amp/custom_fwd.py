@@ -12,9 +12,9 @@ import functools
 
 import numpy as np
 
-from ..core.autocast_state import autocast, get_autocast_dtype, is_autocast_enabled
-from ..core.device import device
-from ..core.dtype import float64
+from ..core.autocast.state import autocast, get_autocast_dtype, is_autocast_enabled
+from ..core.c10.device import device
+from ..core.c10.dtype import float64
 from ..core.tensor import Tensor
 
 __all__ = ["custom_fwd", "custom_bwd"]

@@ -13,10 +13,10 @@ from collections import abc, defaultdict
 from enum import Enum
 
 from ..core.autograd import no_grad
-from ..core.device import device as _device
-from ..core.dtype import float16, float32, int32
-from ..core.functional import stack, where
-from ..core.public_factories import full, zeros_like
+from ..core.c10.device import device as _device
+from ..core.c10.dtype import float16, float32, int32
+from ..api.operators import stack, where
+from ..api.factories import full, zeros_like
 from ..core.tensor import Tensor
 
 __all__ = ["OptState", "GradScaler"]

@@ -11,9 +11,9 @@ import functools
 import sys
 import warnings
 
-from ..core import autocast_state
-from ..core.device import privateuse1_backend_name
-from ..core.dtype import float16
+from ..core.autocast import state as autocast_state
+from ..core.c10.device import privateuse1_backend_name
+from ..core.c10.dtype import float16
 from . import custom_fwd as _custom_fwd
 from .grad_scaler import GradScaler as _GradScaler
 

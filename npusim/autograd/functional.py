@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..core.autograd.api import grad as _grad
 from ..core.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
-from ..core.functional import stack as _stack
-from ..core.public_factories import zeros_like as _zeros_like
+from ..api.operators import stack as _stack
+from ..api.factories import zeros_like as _zeros_like
 from ..core.tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]

@@ -15,9 +15,9 @@ It uses only what a third-party backend could use.
 from __future__ import annotations
 
 from .._device_module import _register_device_module
-from ..core.device_guard import register_guard_impl
-from ..core.device_hooks import register_device_hooks
-from ..core.generator import register_default_generators, register_generator
+from ..core.c10.device_guard import register_guard_impl
+from ..core.c10.device_hooks import register_device_hooks
+from ..core.c10.generator import register_default_generators, register_generator
 from ..library import Library
 from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
 from ..utils import generate_methods_for_privateuse1_backend, rename_privateuse1_backend

@@ -23,7 +23,7 @@ from ..autograd import Function, is_grad_enabled
 from ..kernels import activation as K
 from ..library import Library
 from ..native import common as C
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 
 
 def _float_input(t, kernel_name):

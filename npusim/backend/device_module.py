@@ -11,10 +11,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..core import autocast_state as _autocast
-from ..core import dtype as _dtypes
-from ..core.device import device as _device
-from ..core.device import privateuse1_backend_name
+from ..core.autocast import state as _autocast
+from ..core.c10 import dtype as _dtypes
+from ..core.c10.device import device as _device
+from ..core.c10.device import privateuse1_backend_name
 from . import fallback as _fallback
 from . import nvml as _nvml
 from .generator import defaults as _generators
@@ -468,14 +468,14 @@ def _when_initialised(kind, fn) -> None:
 
 def manual_seed(seed) -> None:
     """Seed the current npu's default generator (applied when the npu initialises, if it has not yet)."""
-    from ..core.generator import seed_value
+    from ..core.c10.generator import seed_value
     s = seed_value(int(seed))
     _when_initialised("manual_seed", lambda rt: _generators.get(rt.current_device()).manual_seed(s))
 
 
 def manual_seed_all(seed) -> None:
     """Seed the default generator of every npu."""
-    from ..core.generator import seed_value
+    from ..core.c10.generator import seed_value
     s = seed_value(int(seed))
 
     def apply(rt):

@@ -15,8 +15,8 @@ import sys
 import threading
 import warnings
 
-from ..core.api_usage import log_api_usage_once
-from ..core.device import CPU
+from ..core.dispatch.api_usage import log_api_usage_once
+from ..core.c10.device import CPU
 from ..core.tensor import Tensor, make
 from ..library import DispatchKey, DispatchKeySet
 from .memory import memory

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.device_hooks import DeviceHooks
+from ..core.c10.device_hooks import DeviceHooks
 from .runtime import runtime
 from .storage import cuda_storage_maker, storage_maker
 
@@ -60,7 +60,7 @@ class NpuHooks(DeviceHooks):
         if kind == 2 and runtime.mode == "cuda":
             import cupy
 
-            from ..core.device import device as _device
+            from ..core.c10.device import device as _device
             from ..core.tensor import make
             return make(cupy.from_dlpack(ext), _device("npu", int(index)))
         return None

@@ -11,9 +11,9 @@ import importlib.util
 import os
 import threading
 
-from ..core.api_usage import log_api_usage_once
-from ..core.device import PRIVATEUSE1
-from ..core.device_hooks import refuse_device_type
+from ..core.dispatch.api_usage import log_api_usage_once
+from ..core.c10.device import PRIVATEUSE1
+from ..core.c10.device_hooks import refuse_device_type
 from .config import Config, read_config
 
 

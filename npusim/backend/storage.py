@@ -1,7 +1,7 @@
 """Storage of npu tensors: an UntypedStorage that returns its bytes to the allocator when it dies."""
 from __future__ import annotations
 
-from ..core.storage import UntypedStorage
+from ..core.c10.storage import UntypedStorage
 from . import allocator as _allocator
 
 

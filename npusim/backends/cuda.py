@@ -18,7 +18,7 @@ _preferred = {"linalg": "default", "blas": "cublas"}
 
 def is_built() -> bool:
     """Whether "cuda" devices exist here: only when a device map makes them mean an npusim device."""
-    from ..core.device import mapped_device_types
+    from ..core.c10.device import mapped_device_types
     return "cuda" in mapped_device_types()
 
 

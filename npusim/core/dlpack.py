@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import CPU
-from .device_hooks import check_access, get_device_hooks
+from .c10.device import CPU
+from .c10.device_hooks import check_access, get_device_hooks
 
 K_DL_CPU = 1
 K_DL_CUDA = 2

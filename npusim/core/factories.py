@@ -10,11 +10,11 @@ import warnings
 
 import numpy as np
 
-from . import dtype as D
-from .device import CPU
-from .ops_namespace import aten
-from .storage import UntypedStorage
-from .device_hooks import resolve_target_device
+from .c10 import dtype as D
+from .c10.device import CPU
+from .dispatch.ops_namespace import aten
+from .c10.storage import UntypedStorage
+from .c10.device_hooks import resolve_target_device
 from .tensor import Size, Tensor, make
 
 _to_copy = aten._to_copy.default.fn

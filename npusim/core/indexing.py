@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from . import dtype as D
-from .device import CPU
-from .ops_namespace import aten
-from .scalar_conversion import checked_scalar
+from .c10 import dtype as D
+from .c10.device import CPU
+from .dispatch.ops_namespace import aten
+from .c10.scalar_conversion import checked_scalar
 from .tensor import Tensor, make
 
 _select = aten.select.int.fn

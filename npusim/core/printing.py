@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import dtype as D
-from .device import CPU
-from .device_hooks import check_access, get_device_hooks
+from .c10 import dtype as D
+from .c10.device import CPU
+from .c10.device_hooks import check_access, get_device_hooks
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtype as D
+from .c10 import dtype as D
 from .tensor import Tensor
 
 FROM_NP = D.FROM_NUMPY

@@ -14,12 +14,12 @@ import warnings
 
 import numpy as np
 
-from . import dtype as _dt
-from .device import _TYPE_MAP, CPU
-from .device_hooks import _REFUSED, check_access, storage_factory
+from .c10 import dtype as _dt
+from .c10.device import _TYPE_MAP, CPU
+from .c10.device_hooks import _REFUSED, check_access, storage_factory
 from . import inference_tensors as _inference
 from .inference_tensors import INFERENCE_VC
-from .storage import UntypedStorage, array_address, array_root
+from .c10.storage import UntypedStorage, array_address, array_root
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -132,7 +132,7 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         if memory_format not in (None, "contiguous_format"):
-            from .memory_format import is_contiguous_in
+            from .c10.memory_format import is_contiguous_in
             return is_contiguous_in(self, memory_format)
         return bool(self._a.flags.c_contiguous)
 
@@ -169,7 +169,7 @@ class Tensor:
 
     @property
     def layout(self):
-        from .memory_format import strided
+        from .c10.memory_format import strided
         return strided
 
     def get_device(self) -> int:

@@ -12,8 +12,8 @@ import time
 from contextlib import nullcontext
 from datetime import timedelta
 
-from ..core.device_guard import DeviceGuard, has_guard_impl
-from ..core.futures import Future
+from ..core.c10.device_guard import DeviceGuard, has_guard_impl
+from ..core.runtime.futures import Future
 from .errors import DistBackendError, DistError
 
 _monotonic = time.monotonic

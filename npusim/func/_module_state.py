@@ -2,7 +2,7 @@
 batch norm without running statistics (so a vmapped model does not update shared buffers)."""
 from __future__ import annotations
 
-from ..core.functional import stack as _stack
+from ..api.operators import stack as _stack
 from ..nn.modules.batchnorm import _BatchNorm
 
 

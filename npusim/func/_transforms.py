@@ -15,8 +15,8 @@ import functools
 from ..core.autograd.api import grad as _grad
 from ..core.autograd.grad_mode import enable_grad, is_grad_enabled
 from ..core.autograd.node import AccumulateGrad
-from ..core.functional import stack as _stack
-from ..core.public_factories import zeros_like as _zeros_like
+from ..api.operators import stack as _stack
+from ..api.factories import zeros_like as _zeros_like
 from ..core.tensor import Tensor
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 

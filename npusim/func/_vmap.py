@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 
-from ..core import generator as _generator
-from ..core.functional import equal as _equal, stack as _stack
+from ..core.c10 import generator as _generator
+from ..api.operators import equal as _equal, stack as _stack
 from ..core.tensor import Tensor
 from ._pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
 from ._vmap_fast import try_whole_batch

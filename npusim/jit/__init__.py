@@ -6,8 +6,8 @@
 """
 from __future__ import annotations
 
-from ..core.futures import Future
-from ..core.jit_fork import fork, wait
+from ..core.runtime.futures import Future
+from ..core.runtime.jit_fork import fork, wait
 
 _fork = fork
 _wait = wait

@@ -15,8 +15,8 @@ import warnings
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.device import CPU
+from ..core.c10 import dtype as D
+from ..core.c10.device import CPU
 from ..core.tensor import Tensor
 from ..kernels import elementwise as K
 from ..kernels import parallel as P

@@ -12,12 +12,12 @@ import warnings
 
 import numpy as np
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core import promotion
-from ..core.device import CPU
-from ..core.device_hooks import get_device_hooks
-from ..core.storage import array_address, array_root
-from ..core.scalar_conversion import checked_scalar  # noqa: F401 - re-exported for kernels
+from ..core.c10.device import CPU
+from ..core.c10.device_hooks import get_device_hooks
+from ..core.c10.storage import array_address, array_root
+from ..core.c10.scalar_conversion import checked_scalar  # noqa: F401 - re-exported for kernels
 from ..core.tensor import Tensor, make, _wrap_dim  # noqa: F401 - re-exported for kernels
 from ..kernels.array_api import BFLOAT16, as_array, namespace_of
 

@@ -1,7 +1,7 @@
 """Registers the native kernels for the cpu device (key CPU) and the device-independent compositions."""
 from __future__ import annotations
 
-from ..core.library import Library
+from ..core.dispatch.library import Library
 from .registration import COMPOSITE, COMPOSITE_IMPLICIT, register_kernels
 
 _cpu = Library("aten", "IMPL")

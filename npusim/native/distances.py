@@ -1,7 +1,7 @@
 """Distances as compositions of dispatched ops: cosine_similarity, cdist and dist."""
 from __future__ import annotations
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
 from . import common as C
 

@@ -15,7 +15,7 @@ import functools
 import math
 import string
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 
 # torch numbers labels A-Z then a-z; implicit outputs list them in that order
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase

@@ -9,12 +9,12 @@ import math
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.device import CPU
-from ..core.device_guard import DeviceGuard, has_guard_impl
-from ..core.device_hooks import get_device_hooks, resolve_target_device
-from ..core.storage import array_address, array_root
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.c10.device import CPU
+from ..core.c10.device_guard import DeviceGuard, has_guard_impl
+from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
+from ..core.c10.storage import array_address, array_root
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from ..kernels import creation as KC
 from ..kernels import parallel as P

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from . import common as C
 
 

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..core.device import CPU
+from ..core.c10.device import CPU
 from .common import checked_scalar
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import indexing as K

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..core.autograd import grad_mode
 from ..core.autograd.derivatives import check_inplace
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import make_alias
 from . import views as V
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import linalg as K
 from ..kernels.array_api import namespace_of

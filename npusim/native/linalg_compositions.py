@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from . import common as C
 from .linalg_decompositions import check_float, check_matrix
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import device_checks as DC
 from ..kernels import linalg_triangular as K
 from ..kernels.array_api import namespace_of

@@ -11,8 +11,8 @@ import math
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from ..kernels import elementwise_math as KM
 from ..kernels import special as S

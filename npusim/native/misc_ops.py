@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core import promotion
 from ..kernels import misc as KM
 from ..kernels.array_api import namespace_of

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from . import common as C
 
 

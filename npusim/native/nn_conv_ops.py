@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import conv as KC
 from ..kernels import pooling as KP
 from ..kernels.array_api import HALF_TYPES, namespace_of

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import activation as K
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import loss as K
 from . import common as C
 

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import normalization as K
 from ..kernels.array_api import HALF_TYPES
 from . import common as C

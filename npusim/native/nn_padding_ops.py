@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import activation as K
 from . import common as C
 

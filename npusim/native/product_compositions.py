@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
 from . import common as C
 

@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.generator import generator_for
+from ..core.c10 import dtype as D
+from ..core.c10.generator import generator_for
 from ..core.tensor import Tensor
 from ..kernels import device_checks as DC
 from ..kernels import philox as KR
@@ -419,7 +419,7 @@ def dropout(input, p, train):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not train or p == 0:
         return input
-    from ..core.ops_namespace import aten
+    from ..core.dispatch.ops_namespace import aten
     if p == 1:
         return aten.mul.Tensor(input, 0.0)
     mask = aten.bernoulli.p(aten.empty_like.default(input), 1 - p)

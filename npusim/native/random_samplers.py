@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.generator import generator_for
+from ..core.c10 import dtype as D
+from ..core.c10.generator import generator_for
 from ..kernels import random_rejection as RR
 from ..kernels.array_api import namespace_of
 from . import common as C

@@ -6,8 +6,8 @@ kernels, autograd differentiates the ops they are made of.
 """
 from __future__ import annotations
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
 from . import common as C
 

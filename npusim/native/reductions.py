@@ -13,8 +13,8 @@ import warnings
 
 import numpy as np
 
-from ..core import dtype as D
-from ..core.device import CPU
+from ..core.c10 import dtype as D
+from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import reduction as R
 from ..kernels.array_api import namespace_of

@@ -123,11 +123,8 @@ def _build() -> dict:
 
 
 def _schema_names():
-    from ..core.native_functions import SCHEMAS
-    names = set()
-    for line in SCHEMAS.strip().splitlines():
-        names.add(line.split("(")[0])
-    return names
+    from ..core.dispatch.native_functions import schema_lines
+    return {line.split("(")[0] for line in schema_lines()}
 
 
 _OUT_OK = _schema_names()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.device import CPU
+from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import shape as KS
 from ..kernels import sorting as KO

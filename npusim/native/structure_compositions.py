@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import builtins
 
-from ..core import dtype as D
-from ..core.ops_namespace import aten
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
 from ..kernels import device_checks as DC
 from . import common as C

@@ -374,7 +374,7 @@ def detach(self):
 
 def contiguous(self, memory_format="contiguous_format"):
     if memory_format not in ("contiguous_format", 0, None, "preserve_format"):
-        from ..core.memory_format import to_memory_format
+        from ..core.c10.memory_format import to_memory_format
         return to_memory_format(self, memory_format)
     a = self._a
     if a.flags.c_contiguous:
@@ -398,7 +398,7 @@ def clone(self, memory_format=None):
         return C.make(xp.ascontiguousarray(a), self._device)
     if memory_format in ("contiguous_format", 0):
         return C.make(a.copy() if a.flags.c_contiguous else xp.ascontiguousarray(a), self._device)
-    from ..core.memory_format import is_contiguous_in, to_memory_format
+    from ..core.c10.memory_format import is_contiguous_in, to_memory_format
     if is_contiguous_in(self, memory_format):
         return C.make(a.copy(order="K"), self._device)
     return to_memory_format(self, memory_format)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core.autograd.grad_mode import is_grad_enabled, no_grad
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 
 __all__ = [

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 import warnings
 
-from ..core import dtype as D
-from ..core.functional import baddbmm, bmm, cat
-from ..core.public_factories import zeros, zeros_like
+from ..core.c10 import dtype as D
+from ..api.operators import baddbmm, bmm, cat
+from ..api.factories import zeros, zeros_like
 from ..core.tensor import Tensor
 from . import functional as F
 

@@ -11,7 +11,7 @@ import math
 import numbers
 import warnings
 
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 
 __all__ = [

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import warnings
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core.autograd.grad_mode import no_grad
 from ..core.factories import tensor as _tensor
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from . import functional as F
 
 __all__ = [

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core.factories import tensor as _tensor
-from ..core.ops_namespace import aten
+from ..core.dispatch.ops_namespace import aten
 from . import functional as F
 
 __all__ = [

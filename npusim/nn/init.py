@@ -13,8 +13,8 @@ import numpy as np
 
 from ..core.autograd.grad_mode import no_grad
 from ..core.factories import tensor as _make_tensor
-from ..core.functional import argsort as _argsort, where as _where
-from ..core.public_factories import empty as _empty, empty_like as _empty_like, eye as _eye
+from ..api.operators import argsort as _argsort, where as _where
+from ..api.factories import empty as _empty, empty_like as _empty_like, eye as _eye
 
 __all__ = [
     "calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..core.pickling import reduce_tensor
-from ..core.public_factories import empty
+from ..api.factories import empty
 from ..core.tensor import Tensor, make_alias
 
 

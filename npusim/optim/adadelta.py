@@ -1,7 +1,7 @@
 """``Adadelta``: steps scaled by the ratio of running RMS of past updates to running RMS of gradients."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

@@ -1,7 +1,7 @@
 """``Adagrad``: per-coordinate steps scaled by the root of the running sum of squared gradients."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.device_hooks import check_access as _check_access
-from ..core.dispatch_tls import slow_path_active as _slow_path_active
-from ..core import public_factories as _factories
+from ..core.c10.device_hooks import check_access as _check_access
+from ..core.dispatch.dispatch_tls import slow_path_active as _slow_path_active
+from ..api import factories as _factories
 from ..core.autograd.grad_mode import is_grad_enabled as _is_grad_enabled
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor

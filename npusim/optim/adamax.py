@@ -1,7 +1,7 @@
 """``Adamax``: Adam with the second moment replaced by an exponentially weighted infinity norm."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

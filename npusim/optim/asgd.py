@@ -1,7 +1,7 @@
 """``ASGD``: averaged stochastic gradient descent (SGD whose iterates are also averaged into ``ax``)."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

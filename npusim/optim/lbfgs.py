@@ -6,9 +6,9 @@ tensors, so they round as torch's do; they become Python numbers only where torc
 """
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.autograd import enable_grad, no_grad
-from ..core.functional import cat as _cat
+from ..api.operators import cat as _cat
 from ..core.tensor import Tensor
 from .optimizer import Optimizer, _get_value, _to_scalar
 

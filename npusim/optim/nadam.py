@@ -1,7 +1,7 @@
 """``NAdam``: Adam with Nesterov momentum and a momentum schedule (``momentum_decay``)."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

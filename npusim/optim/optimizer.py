@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
-from ..core import dtype as _dtype
-from ..core.api_usage import log_api_usage_once
+from ..core.c10 import dtype as _dtype
+from ..core.dispatch.api_usage import log_api_usage_once
 from ..core.autograd import enable_grad, set_grad_enabled
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor

@@ -1,7 +1,7 @@
 """``RMSprop``: gradients scaled by a running RMS of past gradients, optionally centered and with momentum."""
 from __future__ import annotations
 
-from ..core import public_factories as _factories
+from ..api import factories as _factories
 from ..core.factories import tensor as _tensor
 from ..core.tensor import Tensor
 from .optimizer import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import npusim
 
-from ..core.device import privateuse1_backend_name
+from ..core.c10.device import privateuse1_backend_name
 from ..core.tensor import Tensor
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module

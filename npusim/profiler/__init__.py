@@ -15,13 +15,13 @@ On-demand profiling (torch.profiler)::
         step()
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10))
 """
-from ..core.debug_info import DebugInfoGuard, DebugInfoKind, ThreadLocalDebugInfo
-from ..core.record_function import (
+from ..core.dispatch.debug_info import DebugInfoGuard, DebugInfoKind, ThreadLocalDebugInfo
+from ..core.dispatch.record_function import (
     RecordFunction, RecordFunctionCallback, RecordScope, add_global_callback, add_thread_local_callback,
     clear_callbacks, enable_record_function, has_callbacks, has_global_callbacks, has_thread_local_callbacks,
     is_record_function_enabled, remove_callback,
 )
-from ..core.thread_local_state import (
+from ..core.runtime.thread_local_state import (
     ThreadLocalState, ThreadLocalStateGuard, capture_thread_local_state, restore_thread_local_state,
 )
 from .events import DeviceType, EventList, FunctionEvent, FunctionEventAvg

@@ -12,9 +12,9 @@ import sys
 import threading
 from time import perf_counter_ns
 
-from ..core import record_function as _rf
-from ..core.device import device as _device_type
-from ..core.dispatch_keys import DispatchKey
+from ..core.dispatch import record_function as _rf
+from ..core.c10.device import device as _device_type
+from ..core.c10.dispatch_keys import DispatchKey
 from ..core.tensor import Tensor
 from .events import DeviceType, EventList, FunctionEvent
 

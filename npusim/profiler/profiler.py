@@ -17,7 +17,7 @@ import enum
 from functools import partial
 from warnings import warn
 
-from ..core.api_usage import log_api_usage_once
+from ..core.dispatch.api_usage import log_api_usage_once
 from .collector import Collector
 from .events import EventList
 from .scheduling import ProfilerAction, _default_schedule_fn

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import functools
 
-from ..core import record_function as _rf
+from ..core.dispatch import record_function as _rf
 
 _DECL = "profiler::_record_function_enter_new(str name, str? args=None)"
 

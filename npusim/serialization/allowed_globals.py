@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 
-from ..core import dtype as _dt
+from ..core.c10 import dtype as _dt
 from ..core.tensor import Tensor
 from . import rebuild as R
 from .torch_names import STORAGE_TYPES, UNSUPPORTED_DTYPE_NAMES, UNSUPPORTED_STORAGE_NAMES, UNTYPED_STORAGE_TYPE

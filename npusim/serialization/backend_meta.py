@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 
-from ..core.device import PRIVATEUSE1, device as _device
+from ..core.c10.device import PRIVATEUSE1, device as _device
 
 _PAIRS: dict = {}  # canonical device type -> (serialize_fn, deserialize_fn)
 _lock = threading.Lock()

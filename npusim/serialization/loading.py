@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from ..core.api_usage import log_api_usage_once
-from ..core.storage import UntypedStorage
+from ..core.dispatch.api_usage import log_api_usage_once
+from ..core.c10.storage import UntypedStorage
 from . import locations as L
 from .allowed_globals import builtin_globals, unsupported_torch_global
 from .errors import ArchiveError, UnpicklingError

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.device import CPU, device as _device
-from ..core.device_hooks import get_device_hooks, resolve_device
-from ..core.storage import UntypedStorage
+from ..core.c10.device import CPU, device as _device
+from ..core.c10.device_hooks import get_device_hooks, resolve_device
+from ..core.c10.storage import UntypedStorage
 from ..core.tensor import make
 
 _SUGGEST_CPU = ("If you are running on a CPU-only machine, please use npusim.load with "

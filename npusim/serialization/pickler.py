@@ -14,9 +14,9 @@ import pickle
 import types
 from collections import OrderedDict
 
-from ..core import dtype as _dt
-from ..core.device import CPU, device as _device
-from ..core.storage import UntypedStorage
+from ..core.c10 import dtype as _dt
+from ..core.c10.device import CPU, device as _device
+from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Size, Tensor
 from .backend_meta import get_tensor_metadata
 from . import torch_names as N
@@ -152,7 +152,7 @@ class _FastPickler(_TorchReductions, pickle.Pickler):
 
     def _reduce_dtype(self, obj):
         self.used_dtypes.add(obj)
-        return obj.name  # a bare global: npusim.core.dtype.<name>, renamed to torch.<name>
+        return obj.name  # a bare global: npusim.core.c10.dtype.<name>, renamed to torch.<name>
 
 
 class _PortablePickler(_TorchReductions, pickle._Pickler):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import dtype as _dt
-from ..core.device import device as _device
-from ..core.storage import UntypedStorage
+from ..core.c10 import dtype as _dt
+from ..core.c10.device import device as _device
+from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Size, Tensor, make_alias, tensor_over_storage
 from .backend_meta import set_tensor_metadata
 from .errors import UnpicklingError

@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 
-from ..core.api_usage import log_api_usage_once
-from ..core.device import CPU
-from ..core.device_hooks import check_access, get_device_hooks
+from ..core.dispatch.api_usage import log_api_usage_once
+from ..core.c10.device import CPU
+from ..core.c10.device_hooks import check_access, get_device_hooks
 from .atomic_file import atomic_write, is_special_file, target_path
 from .extra_files import files_to_write
 from .pickler import pickle_object

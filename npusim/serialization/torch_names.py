@@ -8,7 +8,7 @@ names back to npusim objects.
 """
 from __future__ import annotations
 
-from ..core import dtype as _dt
+from ..core.c10 import dtype as _dt
 
 # npusim dtype <-> torch's legacy typed-storage class name (torch.storage._dtype_to_storage_type_map)
 STORAGE_NAME_OF_DTYPE = {

@@ -14,7 +14,7 @@ import numpy as np
 
 import npusim
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 from ..core.tensor import Tensor
 
 __all__ = ["assert_close", "assert_allclose"]

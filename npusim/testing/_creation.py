@@ -8,7 +8,7 @@ import warnings
 
 import npusim
 
-from ..core import dtype as D
+from ..core.c10 import dtype as D
 
 __all__ = ["make_tensor"]
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import sys
 
-from ..core.device import device as _device
-from ..core.device import privateuse1_backend_name, rename_privateuse1_backend  # noqa: F401
-from ..core.storage import UntypedStorage
+from ..core.c10.device import device as _device
+from ..core.c10.device import privateuse1_backend_name, rename_privateuse1_backend  # noqa: F401
+from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Tensor
 
 __all__ = ["rename_privateuse1_backend", "generate_methods_for_privateuse1_backend"]

@@ -71,7 +71,7 @@ def check_backward_validity(inputs) -> None:
 
 
 def _default_device_type():
-    return npusim.core.rng.privateuse1_backend_name()
+    return npusim.api.seeding.privateuse1_backend_name()
 
 
 def _get_device_module(device_type):

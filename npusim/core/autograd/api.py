@@ -5,7 +5,7 @@ import numpy as np
 
 import weakref
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor
 from . import engine
 from .meta import ViewAutogradMeta, set_requires_grad

@@ -24,12 +24,12 @@ from __future__ import annotations
 import weakref
 from operator import itemgetter
 
-from ..dispatch_keys import BELOW_AUTOGRAD, DispatchKey
-from ..dispatcher import _resolve, all_ops, fallthrough_kernel
-from ..library import Library
-from ..ops_namespace import aten
-from .. import record_function as _record_function
-from ..dtype import FROM_NUMPY as _FROM_NP
+from ..c10.dispatch_keys import BELOW_AUTOGRAD, DispatchKey
+from ..dispatch.dispatcher import _resolve, all_ops, fallthrough_kernel
+from ..dispatch.library import Library
+from ..dispatch.ops_namespace import aten
+from ..dispatch import record_function as _record_function
+from ..c10.dtype import FROM_NUMPY as _FROM_NP
 from ..tensor import Size, Tensor
 from . import grad_mode
 from .inplace_views import check_view_rebase, move_retains, rebase_history

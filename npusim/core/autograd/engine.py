@@ -13,10 +13,10 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from ..device import CPU
-from ..ops_namespace import aten
+from ..c10.device import CPU
+from ..dispatch.ops_namespace import aten
 from ..tensor import make_alias
-from .. import record_function as _record_function
+from ..dispatch import record_function as _record_function
 from . import grad_mode
 from .anomaly_mode import _state as anomaly
 from .anomaly_mode import check_nan

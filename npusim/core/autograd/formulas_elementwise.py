@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dtype as D
-from ..ops_namespace import aten
+from ..c10 import dtype as D
+from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor
 from .derivatives import TensorMeta, derivative
 

@@ -6,7 +6,7 @@ gather, and so on).
 """
 from __future__ import annotations
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_elementwise import sum_to
 

@@ -7,7 +7,7 @@ gradients are inf or NaN, where torch also raises or warns in some cases).
 """
 from __future__ import annotations
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_elementwise import sum_to
 

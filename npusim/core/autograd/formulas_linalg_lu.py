@@ -6,7 +6,7 @@ that U's leading square block is invertible (elsewhere the gradients are inf or 
 """
 from __future__ import annotations
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_elementwise import sum_to
 

@@ -1,7 +1,7 @@
 """Backward formulas of the misc ops with kernels of their own (torch's derivatives.yaml)."""
 from __future__ import annotations
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from .. import dtype as D
-from ..ops_namespace import aten
+from ..c10 import dtype as D
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 
 _mul, _sub, _add, _div = aten.mul.Tensor, aten.sub.Tensor, aten.add.Tensor, aten.div.Tensor

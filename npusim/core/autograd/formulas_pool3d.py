@@ -1,7 +1,7 @@
 """Backward formulas of ``adaptive_max_pool3d`` and of its backward (for double backward)."""
 from __future__ import annotations
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_nn_conv import _pick_at_indices
 

@@ -1,8 +1,8 @@
 """Derivative formulas: running extrema, logcumsumexp, scatter_reduce and the unsafe splits."""
 from __future__ import annotations
 
-from ...core import dtype as D
-from ..ops_namespace import aten
+from ..c10 import dtype as D
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_structure import split_backward
 

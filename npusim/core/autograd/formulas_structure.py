@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
 from .formulas_elementwise import as_input, sum_to
 

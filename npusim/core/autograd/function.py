@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor, make_alias, make_view
 from . import grad_mode
 from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ..ops_namespace import aten
+from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor
 from .api import grad as autograd_grad
 
@@ -123,11 +123,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
                   check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False) -> bool:
     """gradcheck of the first-order gradients (second derivatives), the output gradients included."""
-    from ..random_functions import randn
     inputs = _as_tuple(inputs)
     outs = _flat_outputs(func, inputs)
     if grad_outputs is None:
-        grad_outputs = tuple(randn(o.shape, dtype=o.dtype, device=o.device).requires_grad_(True) for o in outs
+        grad_outputs = tuple(aten.randn_like(o).requires_grad_(True) for o in outs
                              if o.requires_grad)
     else:
         grad_outputs = _as_tuple(grad_outputs)

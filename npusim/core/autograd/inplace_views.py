@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import weakref
 
-from ..ops_namespace import aten
-from ..storage import array_address
+from ..dispatch.ops_namespace import aten
+from ..c10.storage import array_address
 from .meta import DEFAULT, MULTI_OUTPUT_NODE, NO_GRAD_MODE, AutogradMeta, ViewAutogradMeta
 from .node import Node, edge_of, short_name
 

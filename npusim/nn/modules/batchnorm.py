@@ -1,9 +1,9 @@
 """Batch normalisation with running statistics: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``."""
 from __future__ import annotations
 
-from ...core import dtype as D
+from ...core.c10 import dtype as D
 from ...core.factories import tensor
-from ...core.public_factories import ones, zeros
+from ...api.factories import ones, zeros
 from .. import functional as F
 from ..parameter import UninitializedBuffer, UninitializedParameter
 from .lazy import LazyModuleMixin

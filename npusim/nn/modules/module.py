@@ -7,11 +7,11 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
-from ...core import dtype as D
-from ...core.api_usage import log_api_usage_once
+from ...core.c10 import dtype as D
+from ...core.dispatch.api_usage import log_api_usage_once
 from ...core.autograd.grad_mode import no_grad
 from ...core.tensor import Tensor
-from ...core.tensor_methods import _LEGACY, _parse_to
+from ...api.tensor_methods import _LEGACY, _parse_to
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter, is_lazy
 
@@ -482,7 +482,7 @@ class Module:
 
     def cuda(self, device=None):
         """Parameters and buffers onto "cuda": the npu under ``--device-map cuda=npu``, else torch's error."""
-        from ...core.tensor_methods import cuda_device
+        from ...api.tensor_methods import cuda_device
         target = cuda_device(device)   # checked once, before any parameter moves
         return self._apply(lambda t: t.to(target))
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from ...core.public_factories import empty
+from ...api.factories import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

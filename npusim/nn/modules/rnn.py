@@ -13,10 +13,10 @@ import math
 import numbers
 import warnings
 
-from ...core.autocast_state import is_any_autocast_enabled
-from ...core.dtype import SCALAR_TYPE_NAME
-from ...core.functional import cat, stack
-from ...core.public_factories import empty, zeros
+from ...core.autocast.state import is_any_autocast_enabled
+from ...core.c10.dtype import SCALAR_TYPE_NAME
+from ...api.operators import cat, stack
+from ...api.factories import empty, zeros
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...core.autograd.grad_mode import no_grad
-from ...core.public_factories import empty
+from ...api.factories import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

@@ -4,10 +4,10 @@ from __future__ import annotations
 import copy
 import warnings
 
-from ...core.autocast_state import is_autocast_enabled
+from ...core.autocast.state import is_autocast_enabled
 from ...core.autograd.grad_mode import is_grad_enabled
-from ...core.functional import triu
-from ...core.public_factories import full
+from ...api.operators import triu
+from ...api.factories import full
 from .. import functional as F
 from ..functional_attention import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_

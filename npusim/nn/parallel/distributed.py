@@ -24,14 +24,14 @@ import inspect
 import weakref
 from contextlib import contextmanager
 
-from ...core import dtype as _dtype
+from ...core.c10 import dtype as _dtype
 from ...core.autograd import grad_mode
 from ...core.autograd.grad_mode import no_grad
-from ...core.device import device as _device
+from ...core.c10.device import device as _device
 from ...core.factories import tensor as _tensor
-from ...core.functional import cat as _cat
-from ...core.futures import Future
-from ...core.public_factories import zeros as _zeros
+from ...api.operators import cat as _cat
+from ...core.runtime.futures import Future
+from ...api.factories import zeros as _zeros
 from ...core.tensor import Tensor
 from ..modules.module import Module
 

@@ -9,8 +9,8 @@ import warnings
 
 from ...core.autograd.grad_mode import no_grad
 from ...core.factories import tensor
-from ...core.functional import stack
-from ...core.ops_namespace import aten
+from ...api.operators import stack
+from ...core.dispatch.ops_namespace import aten
 from ...core.tensor import Tensor
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]

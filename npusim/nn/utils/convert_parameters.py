@@ -1,8 +1,8 @@
 """``parameters_to_vector`` / ``vector_to_parameters``: all parameters as one flat vector and back."""
 from __future__ import annotations
 
-from ...core.device import privateuse1_backend_name
-from ...core.functional import cat
+from ...core.c10.device import privateuse1_backend_name
+from ...api.operators import cat
 from ...core.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

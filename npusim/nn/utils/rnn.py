@@ -15,13 +15,13 @@ import numbers
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from ...core import dtype as D
-from ...core.dtype import SCALAR_TYPE_NAME, int64
+from ...core.c10 import dtype as D
+from ...core.c10.dtype import SCALAR_TYPE_NAME, int64
 from ...core.factories import as_tensor, tensor
-from ...core.functional import cat, sort
-from ...core.public_factories import arange, empty_like, full
+from ...api.operators import cat, sort
+from ...api.factories import arange, empty_like, full
 from ...core.tensor import Tensor
-from ...core.tensor_methods import _parse_to
+from ...api.tensor_methods import _parse_to
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "unpad_sequence", "pack_sequence", "unpack_sequence"]

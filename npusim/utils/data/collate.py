@@ -12,9 +12,9 @@ import re
 
 import numpy as np
 
-from ...core import dtype as _dtype
+from ...core.c10 import dtype as _dtype
 from ...core.factories import as_tensor, tensor
-from ...core.functional import stack
+from ...api.operators import stack
 from ...core.tensor import Tensor
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]

@@ -14,9 +14,9 @@ import queue
 import warnings
 from math import ceil
 
-from ...core import dtype as _dtype
-from ...core.api_usage import log_api_usage_once
-from ...core.public_factories import empty
+from ...core.c10 import dtype as _dtype
+from ...core.dispatch.api_usage import log_api_usage_once
+from ...api.factories import empty
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .fetch import _DatasetKind

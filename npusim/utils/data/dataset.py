@@ -6,8 +6,8 @@ import itertools
 import math
 import warnings
 
-from ...core.generator import default_generator
-from ...core.random_functions import randperm
+from ...core.c10.generator import default_generator
+from ...api.random import randperm
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
            "random_split"]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ...core.generator import Generator
-from ...core.random_functions import randperm
+from ...core.c10.generator import Generator
+from ...api.random import randperm
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import itertools
 
-from ...core import dtype as _dtype
+from ...core.c10 import dtype as _dtype
 from ...core.factories import as_tensor
-from ...core.generator import Generator
-from ...core.public_factories import empty
-from ...core.random_functions import multinomial, randint, randperm
+from ...core.c10.generator import Generator
+from ...api.factories import empty
+from ...api.random import multinomial, randint, randperm
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler", "SubsetRandomSampler",
            "WeightedRandomSampler"]

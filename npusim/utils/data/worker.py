@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.generator import default_generator
-from ...core.parallel_config import set_num_threads
-from ...core.rng import manual_seed
+from ...core.c10.generator import default_generator
+from ...core.runtime.parallel_config import set_num_threads
+from ...api.seeding import manual_seed
 from .fetch import _DatasetKind
 
 # seconds the parent waits on the workers between checks that they are still alive

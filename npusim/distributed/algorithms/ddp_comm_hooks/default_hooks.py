@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .... import distributed as dist
-from ....core import dtype as _dtype
-from ....core.futures import Future
+from ....core.c10 import dtype as _dtype
+from ....core.runtime.futures import Future
 from ....core.tensor import Tensor
 
 __all__ = ["allreduce_hook", "bf16_compress_hook", "bf16_compress_wrapper", "fp16_compress_hook",

@@ -1,0 +1,1 @@
+"""Autocast: the per-device autocast state (``npusim.autocast``) and the AutocastCPU policies."""

@@ -1,0 +1,2 @@
+"""The runtime: intra- and inter-op thread pools, futures, fork/wait and the thread-local state
+they carry across threads."""
