@@ -80,8 +80,8 @@ from ._device_module import _register_device_module  # noqa: F401
 from . import utils  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import amp  # noqa: F401  (autocast, GradScaler, custom_fwd: every device type's)
 from . import backend as _backend  # noqa: F401  (the npu, through the PrivateUse1 extension points)
-from . import amp  # noqa: F401  (the npu's AutocastPrivateUse1 policies, npusim.npu.amp, GradScaler)
 from . import serialization  # noqa: F401  (archives; the npu registered its backend-meta hooks above)
 from .serialization import load, save  # noqa: F401
 from . import _utils  # noqa: F401

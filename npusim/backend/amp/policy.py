@@ -12,7 +12,7 @@ Each policy names the aten overloads it applies to, as torch registers them
 - ``banned``: refuse under autocast.
 
 Only ops npusim defines when the npu registers its policies get a kernel; the
-others are listed in ``npusim.amp.autocast_registration.MISSING_OPS`` (see ``missing_ops()``).
+others are listed in ``npusim.backend.amp.autocast_registration.MISSING_OPS`` (see ``missing_ops()``).
 Every op on no list runs untouched (the fallthrough fallback).
 """
 from __future__ import annotations

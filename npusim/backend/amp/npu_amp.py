@@ -11,11 +11,12 @@ import functools
 import sys
 import warnings
 
-from ..core.autocast import state as autocast_state
-from ..core.c10.device import privateuse1_backend_name
-from ..core.c10.dtype import float16
-from . import custom_fwd as _custom_fwd
-from .grad_scaler import GradScaler as _GradScaler
+import npusim   # npusim.amp (device-generic) is in place before the backend registers
+from ...privateuse1 import privateuse1_backend_name
+
+float16 = npusim.float16
+_custom_fwd = npusim.amp
+_GradScaler = npusim.amp.GradScaler
 
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
@@ -24,7 +25,7 @@ def _name() -> str:
     return privateuse1_backend_name()
 
 
-class autocast(autocast_state.autocast):
+class autocast(npusim.autocast):
     """See ``npusim.autocast``; ``npusim.npu.amp.autocast(args...)`` is deprecated."""
 
     def __init__(self, enabled: bool = True, dtype=float16, cache_enabled: bool = True):

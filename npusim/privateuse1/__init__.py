@@ -1,0 +1,56 @@
+"""``npusim.privateuse1``: the PrivateUse1 extension points, everything a third-party backend may use.
+
+A backend plugs a device into npusim through these names only (``npusim/backend``,
+the npu, does; an import-linter contract holds it to them), plus ``npusim.library``
+for kernel registration, ``npusim.kernels`` for array kernels, and public ``npusim.*``
+names. See ``docs/backend_api.md`` for a walk-through.
+
+- The device type's name: ``rename_privateuse1_backend``, ``privateuse1_backend_name``, ``PRIVATEUSE1``
+  (the type as core stores it).
+- Its runtime: ``DeviceHooks`` / ``register_device_hooks`` / ``get_device_hooks`` (device count, current
+  device, lazy init, array module, storage of new arrays), ``refuse_device_type`` (a forked child);
+  ``register_device_module`` (``npusim.<name>``), ``generate_methods_for_privateuse1_backend``.
+- Devices and streams: ``DeviceGuardImplInterface`` / ``register_guard_impl``; ``Stream`` and ``Event``
+  to subclass; ``UntypedStorage`` to subclass for the storage factory.
+- Random numbers: ``Generator``, ``register_generator``, ``register_default_generators``, ``DEFAULT_SEED``,
+  ``seed_value``.
+- Kernels: ``from_array`` / ``array_of`` / ``device_of`` / ``bump_version`` / ``replace_array``
+  (``tensors``); the device-generic kernels the framework has for every device (``generic_kernels``);
+  autocast policies (``register_autocast_policies``); ``Library`` and ``fallthrough_kernel`` are in
+  ``npusim.library``.
+- Archives: ``register_backend_meta_serialization``.
+- Services: ``ProfilerHooks`` / ``register_profiler_hooks`` (kernel times, memory events),
+  ``register_build_info`` (``npusim.__config__.show()``), ``log_api_usage_once``.
+"""
+from __future__ import annotations
+
+from .._device_module import _register_device_module as register_device_module
+from ..core.autocast.state import register_autocast_policies
+from ..core.c10.device import PRIVATEUSE1, privateuse1_backend_name, rename_privateuse1_backend
+from ..core.c10.device_guard import DeviceGuardImplInterface, register_guard_impl
+from ..core.c10.device_hooks import DeviceHooks, get_device_hooks, refuse_device_type, register_device_hooks
+from ..core.c10.generator import (
+    DEFAULT_SEED, Generator, register_default_generators, register_generator, seed_value,
+)
+from ..core.c10.storage import UntypedStorage
+from ..core.c10.stream import Event, Stream
+from ..core.dispatch.api_usage import log_api_usage_once
+from ..serialization.backend_meta import register_backend_meta_serialization
+from ..utils.backend_registration import generate_methods_for_privateuse1_backend
+from .hooks import (
+    ProfilerHooks, build_info, get_profiler_hooks, register_build_info, register_profiler_hooks,
+)
+from .kernels import generic_kernels
+from .tensors import array_of, bump_version, device_of, from_array, replace_array
+
+__all__ = [
+    "PRIVATEUSE1", "privateuse1_backend_name", "rename_privateuse1_backend", "register_device_module",
+    "generate_methods_for_privateuse1_backend",
+    "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type",
+    "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
+    "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
+    "from_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",
+    "register_autocast_policies", "register_backend_meta_serialization",
+    "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
+    "log_api_usage_once",
+]

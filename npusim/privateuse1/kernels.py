@@ -1,0 +1,46 @@
+"""What the framework offers a backend's kernels: its device-generic kernels and array helpers.
+
+npusim's native kernels are written against the array API, so they run on any
+device whose arrays follow it (NumPy, CuPy). A backend registers them for its key
+(possibly wrapped, possibly replacing some with its own) and writes its own kernels
+with the helpers below, which raise torch's errors.
+"""
+from __future__ import annotations
+
+from ..core.c10.dtype import SCALAR_TYPE_NAME, dtype as _dtype, from_numpy_dtype as _from_np
+from ..kernels.array_api import namespace_of
+
+__all__ = ["generic_kernels", "composite_kernels", "check_broadcastable_to", "write_array", "scalar_type_name"]
+
+
+def generic_kernels() -> dict:
+    """``{aten overload name: kernel}``: the device-generic kernels, to register for a backend's key."""
+    from ..native.registration import KERNELS
+    return KERNELS
+
+
+def composite_kernels() -> tuple:
+    """The device-independent compositions registered once for every backend: ``(explicit, implicit)``
+    dicts of ``{name: kernel}`` (a backend marks them as needing no device switch, for one)."""
+    from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT
+    return COMPOSITE, COMPOSITE_IMPLICIT
+
+
+def check_broadcastable_to(dst, src) -> None:
+    """Raise torch's error unless array ``src`` broadcasts to the shape of array ``dst``."""
+    if src.shape != dst.shape:
+        from ..native.common import broadcast_shapes, shape_error
+        if broadcast_shapes(dst.shape, src.shape) != dst.shape:
+            shape_error(dst, src)
+
+
+def write_array(dst, src) -> None:
+    """Copy array ``src`` into array ``dst`` (same array module), broadcasting and casting as ``copy_`` does;
+    large NumPy copies run on the intra-op threads."""
+    from ..native.factories import _write
+    _write(namespace_of(dst), dst, src)
+
+
+def scalar_type_name(dtype) -> str:
+    """torch's name of a dtype in error messages (``"Float"``, ``"Long"``), from an npusim or array dtype."""
+    return SCALAR_TYPE_NAME[dtype if isinstance(dtype, _dtype) else _from_np(dtype)]
