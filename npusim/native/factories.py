@@ -344,3 +344,7 @@ def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blo
     out = aten.empty_like.default(self, dtype=dt, device=dev, memory_format=memory_format)
     aten.copy_.default(out, self, non_blocking)
     return out
+
+
+# _to_copy is a kernel in its own right on every device (CompositeExplicitAutograd): it builds on empty_like and copy_
+COMPOSITE = {"_to_copy": to_copy}

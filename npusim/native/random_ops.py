@@ -454,4 +454,4 @@ KERNELS = {
     "randint_like.low_generator_dtype": randint_like_low, "native_dropout": native_dropout,
 }
 # dropout decomposes into ops that each dispatch (so autograd and profiling see them)
-COMPOSITE = {"dropout": dropout}
+COMPOSITE_IMPLICIT = {"dropout": dropout}

@@ -1,22 +1,25 @@
 """The table of Tensor-level kernels by overload name, and how to register it.
 
-``register_kernels(lib, key)`` puts every kernel on one dispatch key of a
-Library; the cpu device and the npu backend both call it (the npu leaves some
-ops out on purpose so they run through its CPU fallback).
+Every module of this package may define ``KERNELS`` (backend kernels), ``COMPOSITE``
+(CompositeExplicitAutograd) and ``COMPOSITE_IMPLICIT`` (CompositeImplicitAutograd) tables; they are
+found by walking the package, so a new module's kernels are registered without being listed here.
+``register_kernels(lib, key)`` puts every kernel on one dispatch key of a Library; the cpu device and
+the npu backend both call it (the npu leaves some ops out on purpose so they run through its CPU fallback).
 """
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from . import binary as B
 from . import factories as F
-from . import distances, fused_pointwise, indexing_ops, joining, linalg, product_compositions, random_ops, reductions
-from . import nn_activation_ops, nn_attention_ops, nn_conv_ops, nn_dropout_ops, nn_embedding_ops, nn_loss_ops
-from . import nn_norm_ops, nn_padding_ops, sorting
-from . import inplace_view_ops, linalg_compositions, linalg_decompositions, math_ops, misc_ops, pool3d_ops
-from . import einsum, reduction_compositions, scan_ops, structure_compositions
-from . import linalg_triangular_ops, special_ops
-from . import random_samplers
 from . import unary as U
 from . import views as V
+
+# The tables a native module may define; each maps an overload name to its kernel.
+TABLES = ("KERNELS", "COMPOSITE", "COMPOSITE_IMPLICIT")
+# Modules of the package that hold no kernels of their own: shared helpers and the registration itself.
+NOT_KERNEL_MODULES = frozenset({"common", "registration", "cpu_registration"})
 
 
 def _binary_family(table, name, fns, *, scalar=True, tensor_overload="Tensor", out_names=("out",),
@@ -36,7 +39,8 @@ def _binary_family(table, name, fns, *, scalar=True, tensor_overload="Tensor", o
             table[f"{name}_.Scalar"] = inplace_fn
 
 
-def _build() -> dict:
+def _core_table() -> dict:
+    """The elementwise, view and factory kernels, named here because their overload families are regular."""
     t = {}
     _binary_family(t, "add", (B.add, B.add_out, B.add_))
     _binary_family(t, "sub", (B.sub, B.sub_out, B.sub_))
@@ -113,12 +117,6 @@ def _build() -> dict:
         "fill_.Scalar": F.fill_, "fill_.Tensor": F.fill_, "zero_": F.zero_,
         "_local_scalar_dense": F.local_scalar_dense, "resize_": F.resize_,
     })
-    # families that keep their own table
-    for module in (reductions, linalg, indexing_ops, sorting, joining, random_ops, fused_pointwise, nn_activation_ops,
-                   nn_embedding_ops, nn_padding_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_decompositions,
-                   math_ops, scan_ops, inplace_view_ops, misc_ops, pool3d_ops, special_ops, linalg_triangular_ops,
-                   random_samplers):
-        t.update(module.KERNELS)
     return t
 
 
@@ -127,16 +125,41 @@ def _schema_names():
     return {line.split("(")[0] for line in schema_lines()}
 
 
+def kernel_modules(package=None) -> list:
+    """Every module of ``package`` (npusim.native by default) that may define kernel tables, in name order."""
+    if package is None:
+        package = importlib.import_module(__package__)
+    return [importlib.import_module(f"{package.__name__}.{info.name}")
+            for info in pkgutil.iter_modules(package.__path__)
+            if info.name not in NOT_KERNEL_MODULES and not info.name.startswith("_")]
+
+
+def merge_tables(modules, base=None) -> dict:
+    """``{table: {name: kernel}}`` from every module's ``KERNELS`` / ``COMPOSITE`` / ``COMPOSITE_IMPLICIT``.
+
+    ``base`` holds tables already built (the core table). No module may override another's entry: a name
+    defined twice is an error here rather than whichever module happened to be read last.
+    """
+    merged = {table: dict((base or {}).get(table, {})) for table in TABLES}
+    owner = {(table, name): "the core table" for table in TABLES for name in merged[table]}
+    for module in modules:
+        for table in TABLES:
+            for name, fn in getattr(module, table, {}).items():
+                if (table, name) in owner:
+                    raise RuntimeError(f"{module.__name__}.{table} defines {name!r}, already defined by "
+                                       f"{owner[table, name]}")
+                owner[table, name] = module.__name__
+                merged[table][name] = fn
+    return merged
+
+
 _OUT_OK = _schema_names()
-KERNELS = _build()
+_TABLES = merge_tables(kernel_modules(), base={"KERNELS": _core_table()})
+KERNELS = _TABLES["KERNELS"]
 # Device-independent compositions, registered once for every backend:
 # explicit ones are kernels in their own right, implicit ones decompose into other ops.
-COMPOSITE = {"_to_copy": F.to_copy}
-COMPOSITE_IMPLICIT = dict(random_ops.COMPOSITE)
-for _module in (U, product_compositions, distances, nn_activation_ops, nn_padding_ops, nn_dropout_ops,
-                nn_attention_ops, nn_loss_ops, nn_conv_ops, nn_norm_ops, linalg_compositions, math_ops,
-                reduction_compositions, structure_compositions, inplace_view_ops, linalg_triangular_ops, einsum):
-    COMPOSITE_IMPLICIT.update(_module.COMPOSITE_IMPLICIT)
+COMPOSITE = _TABLES["COMPOSITE"]
+COMPOSITE_IMPLICIT = _TABLES["COMPOSITE_IMPLICIT"]
 # An op that decomposes has no backend kernel of its own: one would take the autograd key from the decomposition.
 for _name in COMPOSITE_IMPLICIT:
     KERNELS.pop(_name, None)
