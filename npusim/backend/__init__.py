@@ -19,6 +19,7 @@ from ..core.c10.device_guard import register_guard_impl
 from ..core.c10.device_hooks import register_device_hooks
 from ..core.c10.generator import register_default_generators, register_generator
 from ..library import Library
+from ..privateuse1 import register_profiler_hooks
 from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
 from ..utils import generate_methods_for_privateuse1_backend, rename_privateuse1_backend
 from . import copy_kernels, device_module
@@ -31,6 +32,7 @@ from .generator import make_generator
 from .guard import impl as _guard_impl
 from .hooks import NpuHooks
 from .memory import memory
+from .profiler_hooks import NpuProfilerHooks
 from .runtime import runtime
 
 # Ops deliberately left to the CPU fallback, so it is exercised and documented.
@@ -44,6 +46,7 @@ runtime.on_init(_default_generators.init)
 register_generator("npu", make_generator)
 register_default_generators("npu", _default_generators.get)
 register_guard_impl("npu", _guard_impl)
+register_profiler_hooks("npu", NpuProfilerHooks())
 
 # kernels whose result can outgrow their inputs check the device's capacity before NumPy allocates
 _npu_kernels = with_capacity_checks(KERNELS)

@@ -1,5 +1,8 @@
 """The recording side of the profiler: one thread-local op callback and, for memory, an allocator observer.
 
+The device's kernel times and memory events come from the hooks its backend registered
+(``npusim.privateuse1.register_profiler_hooks``); the profiler never imports a backend.
+
 The callback is thread-local (as torch's profiler's is): it sees the ops of the
 thread that started profiling, of the backward passes run from it and of tasks
 forked from it, each on its own per-thread stack of open events.
@@ -7,19 +10,19 @@ forked from it, each on its own per-thread stack of open events.
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 import threading
 from time import perf_counter_ns
 
 from ..core.dispatch import record_function as _rf
+from ..core.c10.device import PRIVATEUSE1
 from ..core.c10.device import device as _device_type
 from ..core.c10.dispatch_keys import DispatchKey
+from ..core.c10.user_frames import user_frames
 from ..core.tensor import Tensor
+from ..privateuse1.hooks import get_profiler_hooks
 from .events import DeviceType, EventList, FunctionEvent
 
 _NPU_BIT = 1 << DispatchKey.PrivateUse1
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _MAX_STACK = 64
 
 
@@ -57,14 +60,21 @@ def _npu_index(inputs, default):
 
 def _python_stack() -> list:
     """The caller's Python frames outside npusim, innermost first, as "file(line): function"."""
-    out = []
-    f = sys._getframe(2)
-    while f is not None and len(out) < _MAX_STACK:
-        code = f.f_code
-        if not code.co_filename.startswith(_PACKAGE_DIR) and not code.co_filename.startswith("<dispatch "):
-            out.append(f"{code.co_filename}({f.f_lineno}): {code.co_name}")
-        f = f.f_back
-    return out
+    return [f"{f.f_code.co_filename}({f.f_lineno}): {f.f_code.co_name}"
+            for f in user_frames(_MAX_STACK, skip=1)]
+
+
+class _OpIntervalTimer:
+    """Kernel times of a device that runs each kernel synchronously in the op: the op's own interval."""
+
+    def before(self, rec) -> None:
+        pass
+
+    def after(self, rec) -> None:
+        rec.k_start, rec.k_end = rec.start_ns, rec.end_ns
+
+    def finish(self, records) -> None:
+        pass
 
 
 def _kernel_name(op_name: str) -> str:
@@ -87,6 +97,7 @@ class Collector:
         self._handle = None
         self._timer = None
         self._observing = False             # profile_memory: the npu allocator reports to _on_alloc
+        self._hooks = None
         self.t0_ns = 0
         self.wall0_ns = 0
 
@@ -95,14 +106,13 @@ class Collector:
         import time
         self.t0_ns = perf_counter_ns()
         self.wall0_ns = time.time_ns()
+        hooks = get_profiler_hooks(PRIVATEUSE1)      # the backend's answers, if one registered
         if self.npu:
-            from ..backend.runtime import runtime
-            from .device_timing import CupyTimer, EmulatedTimer
-            self._timer = CupyTimer() if runtime.probe() == "cuda" else EmulatedTimer()
-        if self.profile_memory:     # the same allocator accounts npu memory in both modes
-            from ..backend.allocator import add_allocation_observer
-            self._observing = True
-            add_allocation_observer(self._on_alloc)
+            timer = hooks.kernel_timer() if hooks is not None else None
+            self._timer = timer if timer is not None else _OpIntervalTimer()
+        if self.profile_memory and hooks is not None:   # the backend's allocator reports to _on_alloc
+            self._observing = hooks.add_allocation_observer(self._on_alloc)
+            self._hooks = hooks
         cb = _rf.RecordFunctionCallback(self._enter, self._exit).needs_inputs(True)
         self._handle = _rf.add_thread_local_callback(cb)
 
@@ -111,8 +121,7 @@ class Collector:
             _rf.remove_callback(self._handle)
             self._handle = None
         if self._observing:
-            from ..backend.allocator import remove_allocation_observer
-            remove_allocation_observer(self._on_alloc)
+            self._hooks.remove_allocation_observer(self._on_alloc)
         self._observing = False
         if self._timer is not None:
             self._timer.finish(self.records)

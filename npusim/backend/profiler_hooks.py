@@ -1,25 +1,31 @@
-"""Times of npu kernels: measured op times on the emulation, CUDA events on a GPU.
+"""What the profiler asks the npu: kernel times and memory events (``npusim.privateuse1.ProfilerHooks``).
 
 The emulated npu runs a kernel synchronously in the thread that launches it, so
-the kernel's interval is the op's own. On a GPU the host returns before the
-kernel ends: two CuPy events around the launch give the kernel's real start and
-duration on the device, placed on the host clock through one reference event
-recorded when the device was first seen.
+the kernel's interval is the op's own (no timer: the profiler's default). On a GPU
+the host returns before the kernel ends: two CuPy events around the launch give
+the kernel's real start and duration on the device, placed on the host clock
+through one reference event recorded when the device was first seen. The same
+allocator accounts npu memory in both modes and reports to the profiler's observer.
 """
 from __future__ import annotations
 
 from time import perf_counter_ns
 
+from ..privateuse1 import ProfilerHooks
+from . import allocator
+from .runtime import runtime
 
-class EmulatedTimer:
-    def before(self, rec) -> None:
-        pass
 
-    def after(self, rec) -> None:
-        rec.k_start, rec.k_end = rec.start_ns, rec.end_ns
+class NpuProfilerHooks(ProfilerHooks):
+    def kernel_timer(self):
+        return CupyTimer() if runtime.probe() == "cuda" else None
 
-    def finish(self, records) -> None:
-        pass
+    def add_allocation_observer(self, fn) -> bool:
+        allocator.add_allocation_observer(fn)
+        return True
+
+    def remove_allocation_observer(self, fn) -> None:
+        allocator.remove_allocation_observer(fn)
 
 
 class CupyTimer:
