@@ -1,12 +1,12 @@
 """``npusim.__config__``: how this process runs ops (``parallel_info``) and what it is built on (``show``)."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
 import sys
 
 from .core.runtime import parallel_config
+from .privateuse1.hooks import build_info
 
 __all__ = ["parallel_info", "show"]
 
@@ -68,11 +68,11 @@ def show() -> str:
         lines.append(f"  - {dist} {v}" if v else f"  - {dist}: not installed")
     for info in _blas_libraries():
         lines.append(f"  - BLAS: {_blas_name(info)}")
-    cupy = importlib.util.find_spec("cupy") is not None
-    lines.append(f"  - CuPy {_version('cupy') or _version('cupy-cuda13x') or _version('cupy-cuda12x') or ''}".rstrip() if cupy
-                 else "  - CuPy: not installed (the npu runs as a NumPy emulation)")
+    backend_lines, backend_settings = build_info()   # what the registered backends are built on
+    lines.extend(backend_lines)
     lines.append("  - Parallel backend: native thread pool (intra-op and inter-op pools in Python threads; NumPy "
                  "releases the GIL in its loops)")
-    lines.append(f"  - Build settings: USE_CUDA={'ON' if cupy else 'OFF'}, USE_OPENMP=OFF, USE_TBB=OFF, "
-                 f"GRAIN_SIZE={parallel_config.GRAIN_SIZE}")
+    settings = {"USE_CUDA": "OFF", **backend_settings, "USE_OPENMP": "OFF", "USE_TBB": "OFF",
+                "GRAIN_SIZE": parallel_config.GRAIN_SIZE}
+    lines.append("  - Build settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
     return "\n".join(lines) + "\n"

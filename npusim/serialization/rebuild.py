@@ -12,6 +12,7 @@ import numpy as np
 
 from ..core.c10 import dtype as _dt
 from ..core.c10.device import device as _device
+from ..core.c10.device_hooks import get_device_hooks
 from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Size, Tensor, make_alias, tensor_over_storage
 from .backend_meta import set_tensor_metadata
@@ -107,10 +108,10 @@ def tensor_from_storage(storage, storage_offset, size, stride, dtype=None) -> Te
     byte_strides = tuple(s * itemsize for s in stride)
     if raw.__class__ is np.ndarray:
         arr = np.ndarray(size, dtype.np, buffer=raw, offset=storage_offset * itemsize, strides=byte_strides)
-    else:  # device arrays (CuPy): a strided view of the same memory
-        import cupy
+    else:  # a device's own arrays: a strided view of the same memory, by the array module its backend names
+        xp = get_device_hooks(base.device.type).array_namespace(base.device)
         typed = raw[: capacity * itemsize].view(dtype.np)
-        arr = cupy.lib.stride_tricks.as_strided(typed[storage_offset:], size, byte_strides)
+        arr = xp.lib.stride_tricks.as_strided(typed[storage_offset:], size, byte_strides)
     t = make_alias(arr, base)
     t._vc = None  # its own version counter, as a tensor made by set_() has
     return t
