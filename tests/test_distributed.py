@@ -441,7 +441,7 @@ def test_destroy_ends_every_group(loopback):
 @pytest.mark.gpu
 @pytest.mark.real_gpu
 def test_nccl_group_of_one_on_the_gpu():
-    from npusim.distributed.nccl_backend import nccl_usable
+    from npusim.backend.distributed.nccl import nccl_usable
     assert nccl_usable()
     dist.init_process_group("nccl", timeout=timedelta(seconds=60))
     try:

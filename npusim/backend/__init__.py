@@ -19,10 +19,10 @@ from ..core.c10.device_guard import register_guard_impl
 from ..core.c10.device_hooks import register_device_hooks
 from ..core.c10.generator import register_default_generators, register_generator
 from ..library import Library
-from ..privateuse1 import register_build_info, register_profiler_hooks
+from ..privateuse1 import register_build_info, register_collective_backends, register_profiler_hooks
 from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
 from ..utils import generate_methods_for_privateuse1_backend, rename_privateuse1_backend
-from . import copy_kernels, device_module
+from . import copy_kernels, device_module, distributed
 from .build_info import build_info
 from .capacity import with_capacity_checks
 from .cupy_kernels import HOT_OPS, HotKernels
@@ -49,6 +49,7 @@ register_default_generators("npu", _default_generators.get)
 register_guard_impl("npu", _guard_impl)
 register_profiler_hooks("npu", NpuProfilerHooks())
 register_build_info(build_info)
+register_collective_backends(distributed.register)   # mpi for npu tensors, nccl: when npusim.distributed loads
 
 # kernels whose result can outgrow their inputs check the device's capacity before NumPy allocates
 _npu_kernels = with_capacity_checks(KERNELS)

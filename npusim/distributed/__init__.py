@@ -1,9 +1,10 @@
 """``npusim.distributed``: process groups and collectives across processes and machines (``torch.distributed``).
 
 Ranks are processes started by an MPI launcher (``python -m npusim.distributed.run``
-or ``mpiexec``). Two backends come built in, registered through the same public
-``Backend.register_backend`` any third-party backend uses: ``mpi`` (mpi4py, for cpu
-and npu tensors) and ``nccl`` (CuPy's NCCL, for npu tensors on NVIDIA GPUs).
+or ``mpiexec``). Backends register through the same public ``Backend.register_backend``
+any third-party backend uses: this package registers ``mpi`` (mpi4py) for cpu tensors;
+the npu backend, through ``npusim.privateuse1.register_collective_backends``, extends
+``mpi`` to npu tensors and adds ``nccl`` (NVIDIA's collectives, for npu tensors on GPUs).
 Importing this package is cheap: MPI starts only in ``init_process_group``.
 """
 from __future__ import annotations
@@ -18,7 +19,6 @@ from .errors import DistBackendError, DistError, DistNetworkError, DistStoreErro
 from .list_collectives import all_to_all, reduce_scatter
 from .monitored_barrier import monitored_barrier
 from .mpi_backend import create_mpi_backend
-from .nccl_backend import create_nccl_backend
 from .object_collectives import gather_object, scatter_object_list
 from .p2p import P2POp, batch_isend_irecv
 from .process_group import (
@@ -29,8 +29,10 @@ from .process_group import (
 from .reduce_op import ReduceOp
 from .work import Work
 
-Backend.register_backend(Backend.MPI, create_mpi_backend, extended_api=True, devices=["cpu", "npu"])
-Backend.register_backend(Backend.NCCL, create_nccl_backend, extended_api=True, devices=["npu"])
+from ..privateuse1.hooks import run_collective_registrations  # noqa: E402
+
+Backend.register_backend(Backend.MPI, create_mpi_backend, extended_api=True, devices=["cpu"])
+run_collective_registrations()      # the device backends' own (npu: mpi for its tensors, nccl)
 
 __all__ = [
     "Backend", "BackendOptions", "CollectiveBackend", "DistBackendError", "DistError", "DistNetworkError",

@@ -39,6 +39,13 @@ class Backend(str):
 
     backend_capability: dict = {}
 
+    # device type -> (backend name, usable): the backend a device type gets instead of its default when
+    # ``usable()`` says so in this process (the npu's nccl when the npu runs on a GPU)
+    preferred_device_backends: dict = {}
+
+    # backend name -> ``available()``: whether the library it needs is present (``is_nccl_available``)
+    availability: dict = {}
+
     def __new__(cls, name: str):
         if not isinstance(name, str):
             raise ValueError("Backend constructor parameter must be string-ish")
@@ -105,10 +112,10 @@ def parse_backend_config(backend) -> dict:
     """``{device_type: backend_name}`` for init_process_group's ``backend``: None (the defaults), a name, or
     ``"cpu:mpi,npu:nccl"`` (as torch's BackendConfig)."""
     if backend is None:
-        from .nccl_backend import nccl_usable
         config = dict(Backend.default_device_backend_map)
-        if "npu" in config and nccl_usable():
-            config["npu"] = Backend.NCCL
+        for device, (name, usable) in Backend.preferred_device_backends.items():
+            if device in config and usable():
+                config[device] = name
         return config
     if not isinstance(backend, str):
         raise TypeError(f"backend must be a string such as 'mpi', 'nccl' or 'cpu:mpi,npu:nccl', got "

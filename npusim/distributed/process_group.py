@@ -166,8 +166,8 @@ def is_mpi_available() -> bool:
 
 
 def is_nccl_available() -> bool:
-    from .nccl_backend import _nccl_module
-    return _nccl_module() is not None
+    available = Backend.availability.get(Backend.NCCL)
+    return available is not None and available()
 
 
 def is_initialized() -> bool:

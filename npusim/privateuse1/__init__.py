@@ -20,7 +20,8 @@ names. See ``docs/backend_api.md`` for a walk-through.
   ``npusim.library``.
 - Archives: ``register_backend_meta_serialization``.
 - Services: ``ProfilerHooks`` / ``register_profiler_hooks`` (kernel times, memory events),
-  ``register_build_info`` (``npusim.__config__.show()``), ``log_api_usage_once``.
+  ``register_build_info`` (``npusim.__config__.show()``), ``register_collective_backends``
+  (``npusim.distributed``, with ``npusim.privateuse1.distributed``), ``log_api_usage_once``.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ from ..core.dispatch.api_usage import log_api_usage_once
 from ..serialization.backend_meta import register_backend_meta_serialization
 from ..utils.backend_registration import generate_methods_for_privateuse1_backend
 from .hooks import (
-    ProfilerHooks, build_info, get_profiler_hooks, register_build_info, register_profiler_hooks,
+    ProfilerHooks, build_info, get_profiler_hooks, register_build_info, register_collective_backends,
+    register_profiler_hooks,
 )
 from .kernels import generic_kernels
 from .tensors import array_of, bump_version, device_of, from_array, replace_array
@@ -52,5 +54,6 @@ __all__ = [
     "from_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",
     "register_autocast_policies", "register_backend_meta_serialization",
     "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
+    "register_collective_backends",
     "log_api_usage_once",
 ]

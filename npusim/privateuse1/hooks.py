@@ -1,16 +1,17 @@
-"""Hooks a backend registers for the framework's device-generic services: the profiler and ``__config__``.
+"""Hooks a backend registers for the framework's device-generic services: the profiler, ``__config__``
+and ``npusim.distributed``.
 
-The profiler and ``npusim.__config__`` never import a backend; they ask these
+The profiler, ``npusim.__config__`` and ``npusim.distributed`` never import a backend; they ask these
 registries, keyed by device type, and without a registration they describe a
 device of their own: op intervals as kernel times, no memory events, no build
-line.
+line, no collective backend of its own.
 """
 from __future__ import annotations
 
 from ..core.c10.device import device as _device
 
 __all__ = ["ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info",
-           "build_info"]
+           "build_info", "register_collective_backends", "run_collective_registrations"]
 
 
 class ProfilerHooks:
@@ -37,6 +38,8 @@ class ProfilerHooks:
 
 _PROFILER_HOOKS: dict = {}
 _BUILD_INFO: list = []
+_COLLECTIVE_REGISTRATIONS: list = []
+_collectives_loaded = False      # npusim.distributed ran the registrations
 
 
 def register_profiler_hooks(device_type: str, hooks: ProfilerHooks) -> None:
@@ -62,3 +65,20 @@ def build_info() -> tuple[list, dict]:
         lines.extend(more_lines)
         settings.update(more_settings)
     return lines, settings
+
+
+def register_collective_backends(fn) -> None:
+    """Call ``fn()`` when ``npusim.distributed`` is first imported (now, if it already is), so a backend
+    registers its process-group backends there (``npusim.privateuse1.distributed``) without making every
+    ``import npusim`` load the distributed package."""
+    _COLLECTIVE_REGISTRATIONS.append(fn)
+    if _collectives_loaded:
+        fn()
+
+
+def run_collective_registrations() -> None:
+    """Run the registered ``register_collective_backends`` functions (``npusim.distributed`` calls this)."""
+    global _collectives_loaded
+    _collectives_loaded = True
+    for fn in _COLLECTIVE_REGISTRATIONS:
+        fn()

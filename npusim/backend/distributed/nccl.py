@@ -14,9 +14,11 @@ import importlib.util
 import ml_dtypes
 import numpy as np
 
-from .backend import Backend, BackendOptions, CollectiveBackend
-from .reduce_op import RedOpType
-from .work import Work, seconds_of
+from ..runtime import runtime
+
+from ...privateuse1.distributed import (
+    Backend, BackendOptions, CollectiveBackend, DistBackendError, RedOpType, Work, seconds_of,
+)
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -33,8 +35,12 @@ def _nccl_module():
 
 
 def _npu_mode() -> str:
-    import npusim
-    return npusim.npu.runtime_mode()
+    return runtime.probe()
+
+
+def nccl_available() -> bool:
+    """CuPy has NCCL (``npusim.distributed.is_nccl_available``)."""
+    return _nccl_module() is not None
 
 
 def nccl_usable() -> bool:
@@ -124,7 +130,6 @@ class NcclBackend(CollectiveBackend):
         that waits for them."""
         import cupy
         if self.aborted is not None:
-            from .errors import DistBackendError
             raise DistBackendError(f"{self._what(op)}: the process group was aborted earlier: {self.aborted}")
         comm, device = self._comm_for(array)
         with cupy.cuda.Device(device):
