@@ -7,7 +7,7 @@ torch state dicts load unchanged. The computation is ``F.multi_head_attention_fo
 from __future__ import annotations
 
 from ...api.factories import empty
-from ..functional_attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
+from ..functional.attention import _canonical_mask, _none_or_dtype, multi_head_attention_forward
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
+from ..functional.arguments import _legacy_reduction
 from .module import Module
 
 __all__ = ["L1Loss", "NLLLoss", "KLDivLoss", "MSELoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss", "HuberLoss",
@@ -12,7 +13,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = F._legacy_reduction(size_average, reduce)
+            self.reduction = _legacy_reduction(size_average, reduce)
         else:
             self.reduction = reduction
 

@@ -9,7 +9,7 @@ from ...core.autograd.grad_mode import is_grad_enabled
 from ...api.operators import triu
 from ...api.factories import full
 from .. import functional as F
-from ..functional_attention import _canonical_mask, _none_or_dtype
+from ..functional.attention import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_
 from .activation import GELU, ReLU
 from .attention import MultiheadAttention

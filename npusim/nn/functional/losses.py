@@ -1,31 +1,72 @@
-"""torch.nn.functional's margin, embedding and likelihood losses, composed from differentiable tensor ops.
+"""torch.nn.functional's losses.
 
-Each follows aten's composite definition (or, for the losses aten gives a kernel, the kernel's formula with
-the same strict ``> 0`` hinge as its backward), so autograd needs no new derivative formulas. Argument checks
-and their messages are torch's. This module reads ``functional``'s helpers, so ``functional`` imports it last.
+Each has torch's signature and argument checks and calls the aten operator torch calls; reduction strings
+('none', 'mean', 'sum') become aten's enum here. The margin, embedding and likelihood losses aten composes
+follow aten's composite definition (or, for the losses aten gives a kernel, the kernel's formula with the same
+strict ``> 0`` hinge as its backward), so autograd needs no new derivative formulas.
 """
 from __future__ import annotations
 
 import math
+import warnings
 
-from ..core.c10 import dtype as D
-from ..core.factories import tensor as _tensor
-from ..core.dispatch.ops_namespace import aten
-from . import functional as F
+from ...core.autograd.grad_mode import is_grad_enabled
+from ...core.c10 import dtype as D
+from ...core.dispatch.ops_namespace import aten
+from ...core.factories import tensor as _tensor
+from .activation import logsigmoid
+from .arguments import (
+    _check_tensor, _legacy_reduction, _no_grad_arg, _reduction_enum, _resolve_reduction, _sizes,
+)
+from .distance import pairwise_distance
 
 __all__ = [
-    "cosine_embedding_loss", "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
-    "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss", "multilabel_soft_margin_loss",
-    "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "pairwise_distance",
+    "cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "margin_ranking_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss",
+    "hinge_embedding_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "multi_margin_loss",
+    "multilabel_margin_loss",
 ]
+
+
+# --- shared checks --------------------------------------------------------------------------------------------------
+
+def _broadcast_shape(a, b):
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for i, (x, y) in enumerate(zip(pa, pb)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return out
+
+
+def _expand_pair(input, target):
+    shape = _broadcast_shape(input.shape, target.shape)
+    if list(input.shape) != shape:
+        input = aten.expand.default(input, shape)
+    if list(target.shape) != shape:
+        target = aten.expand.default(target, shape)
+    return input, target
+
+
+def _warn_target_size(input, target):
+    if target.size() != input.size():
+        warnings.warn(f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+                      "This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", stacklevel=3)
+
 
 _EPSILON = 1e-12   # aten's cosine_embedding_loss guard on the squared magnitudes
 
 
 def _enum_reduction(size_average, reduce, reduction) -> str:
     """The reduction string after the deprecated flags, validated as torch's ``_Reduction.get_enum`` does."""
-    reduction = F._resolve_reduction(size_average, reduce, reduction)
-    F._reduction_enum(reduction)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    _reduction_enum(reduction)
     return reduction
 
 
@@ -37,29 +78,165 @@ def _reduce(loss, reduction):
     return loss
 
 
-def _sizes(t) -> str:
-    return str(list(t.shape))
+# --- classification and regression losses ---------------------------------------------------------------------------
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log-likelihood of class-index targets under log-probabilities ``input`` (N, C, ...)."""
+    _check_tensor(input, "nll_loss_nd")
+    _check_tensor(target, "nll_loss_nd", "target", 2)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    _no_grad_arg(weight, "weight", "nll_loss_forward")
+    return aten.nll_loss_nd.default(input, target, weight, _reduction_enum(reduction), ignore_index)
 
 
-# --- distances ------------------------------------------------------------------------------------------------
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """log_softmax over the class dim, then nll_loss; or, for targets shaped like the input, the cross-entropy
+    against class probabilities."""
+    _check_tensor(input, "cross_entropy_loss")
+    _check_tensor(target, "cross_entropy_loss", "target", 2)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        _no_grad_arg(weight, "weight", "nll_loss_forward")
+    return aten.cross_entropy_loss.default(input, target, weight, _reduction_enum(reduction), ignore_index,
+                                           label_smoothing)
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """The p-norm of ``x1 - x2 + eps`` over the last dim (aten's definition; inputs broadcast)."""
-    F._check_tensor(x1, "pairwise_distance", "x1", 1)
-    F._check_tensor(x2, "pairwise_distance", "x2", 2)
-    dim = max(x1.dim(), x2.dim()) - 1
-    diff = (x1 - x2) + eps
-    return aten.linalg_vector_norm.default(diff, p, [dim], keepdim)
+
+def _weighted_pointwise(errors, weight, input, reduction):
+    """torch's manual path for mse_loss / l1_loss with a per-element weight."""
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = aten.mul.Tensor(errors, weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return aten.sum.default(weighted)
+    if reduction == "mean":
+        return aten.div.Tensor(aten.sum.default(weighted), aten.sum.default(weight))
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
-# --- pairwise margin losses ---------------------------------------------------------------------------------
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_tensor(input, "mse_loss")
+    _check_tensor(target, "mse_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    if weight is not None:
+        return _weighted_pointwise(aten.pow.Tensor_Scalar(aten.sub.Tensor(x, t), 2), weight, input, reduction)
+    return aten.mse_loss.default(x, t, _reduction_enum(reduction))
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_tensor(input, "l1_loss")
+    _check_tensor(target, "l1_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    if weight is not None:
+        return _weighted_pointwise(aten.abs.default(aten.sub.Tensor(x, t)), weight, input, reduction)
+    return aten.l1_loss.default(x, t, _reduction_enum(reduction))
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_tensor(input, "smooth_l1_loss")
+    _check_tensor(target, "smooth_l1_loss", "target", 2)
+    _warn_target_size(input, target)
+    reduction = _resolve_reduction(size_average, reduce, reduction)
+    x, t = _expand_pair(input, target)
+    return aten.smooth_l1_loss.default(x, t, _reduction_enum(reduction), beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_tensor(input, "huber_loss")
+    _check_tensor(target, "huber_loss", "target", 2)
+    _warn_target_size(input, target)
+    x, t = _expand_pair(input, target)
+    if weight is None:
+        return aten.huber_loss.default(x, t, _reduction_enum(reduction), delta)
+    if weight.size() != input.size():
+        raise ValueError("Weights and input must have the same size.")
+    weighted = aten.mul.Tensor(aten.huber_loss.default(x, t, 0, delta), weight)
+    if reduction == "none":
+        return weighted
+    if reduction == "sum":
+        return aten.sum.default(weighted)
+    if reduction == "mean":
+        return aten.mean.default(weighted)
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence of ``target`` from log-probabilities ``input``; 'batchmean' divides by the batch size."""
+    _check_tensor(input, "kl_div")
+    _check_tensor(target, "kl_div", "target", 2)
+    if size_average is not None or reduce is not None:
+        enum = _reduction_enum(_legacy_reduction(size_average, reduce))
+    else:
+        if reduction == "mean":
+            warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                          "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                          "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                          stacklevel=2)
+        enum = _reduction_enum("sum" if reduction == "batchmean" else reduction)
+    reduced = aten.kl_div.default(input, target, enum, log_target=log_target)
+    if reduction == "batchmean" and input.dim() != 0:
+        reduced = aten.div.Scalar(reduced, input.size(0))
+    return reduced
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """-(target log(input) + (1 - target) log(1 - input)), input probabilities in [0, 1]."""
+    _check_tensor(input, "binary_cross_entropy")
+    _check_tensor(target, "binary_cross_entropy", "target", 2)
+    enum = _reduction_enum(_resolve_reduction(size_average, reduce, reduction))
+    if target.size() != input.size():
+        raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
+                         f"({input.size()}) is deprecated. Please ensure they have the same size.")
+    if weight is not None:
+        _no_grad_arg(weight, "weight", "binary_cross_entropy")
+        shape = _broadcast_for_weight(target.size(), weight.size())
+        weight = aten.expand.default(weight, shape)
+    return aten.binary_cross_entropy.default(input, target, weight, enum)
+
+
+def _broadcast_for_weight(target_size, weight_size):
+    """torch.broadcast_shapes(target, weight), with its error wording."""
+    out = list(target_size)
+    w = list(weight_size)
+    if len(w) > len(out):
+        out = [1] * (len(w) - len(out)) + out
+    for i in range(1, len(w) + 1):
+        if w[-i] != 1 and out[-i] != 1 and w[-i] != out[-i]:
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {w[-i]} at -{i}! Mismatching argument "
+                               f"at index 1 had {weight_size}; but expected shape should be broadcastable to "
+                               f"{list(target_size)}")
+        if out[-i] == 1:
+            out[-i] = w[-i]
+    return out
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross-entropy of sigmoid(input), computed stably from the logits."""
+    _check_tensor(input, "binary_cross_entropy_with_logits")
+    _check_tensor(target, "binary_cross_entropy_with_logits", "target", 2)
+    enum = _reduction_enum(_resolve_reduction(size_average, reduce, reduction))
+    if target.size() != input.size():
+        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    _no_grad_arg(weight, "weight", "binary_cross_entropy_with_logits")
+    _no_grad_arg(pos_weight, "pos_weight", "binary_cross_entropy_with_logits")
+    return aten.binary_cross_entropy_with_logits.default(input, target, weight, pos_weight, enum)
+
+
+# --- pairwise margin losses -----------------------------------------------------------------------------------------
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
     reduction = _enum_reduction(size_average, reduce, reduction)
-    F._check_tensor(input1, "cosine_embedding_loss", "input1", 1)
-    F._check_tensor(input2, "cosine_embedding_loss", "input2", 2)
-    F._check_tensor(target, "cosine_embedding_loss", "target", 3)
+    _check_tensor(input1, "cosine_embedding_loss", "input1", 1)
+    _check_tensor(input2, "cosine_embedding_loss", "input2", 2)
+    _check_tensor(target, "cosine_embedding_loss", "target", 3)
     targ_dim = target.dim()
     if targ_dim not in (0, 1):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
@@ -83,9 +260,9 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (x1 - x2) + margin)."""
     reduction = _enum_reduction(size_average, reduce, reduction)
-    F._check_tensor(input1, "margin_ranking_loss", "input1", 1)
-    F._check_tensor(input2, "margin_ranking_loss", "input2", 2)
-    F._check_tensor(target, "margin_ranking_loss", "target", 3)
+    _check_tensor(input1, "margin_ranking_loss", "input1", 1)
+    _check_tensor(input2, "margin_ranking_loss", "input2", 2)
+    _check_tensor(target, "margin_ranking_loss", "target", 3)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
                            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
@@ -97,8 +274,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """x where target is 1, max(0, margin - x) where it is -1."""
     reduction = _enum_reduction(size_average, reduce, reduction)
-    F._check_tensor(input, "hinge_embedding_loss")
-    F._check_tensor(target, "hinge_embedding_loss", "target", 2)
+    _check_tensor(input, "hinge_embedding_loss")
+    _check_tensor(target, "hinge_embedding_loss", "target", 2)
     zeros = aten.zeros_like.default(input)
     margin_clamp = (margin - input).clamp_min(0)
     output_margin = aten.where.self(target != 1, margin_clamp, zeros)
@@ -109,10 +286,10 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * x))."""
     reduction = _enum_reduction(size_average, reduce, reduction)
-    F._check_tensor(input, "soft_margin_loss")
-    F._check_tensor(target, "soft_margin_loss", "target", 2)
-    if F.is_grad_enabled():   # aten's kernel has no derivative for the target
-        F._no_grad_arg(target, "target", "soft_margin_loss")
+    _check_tensor(input, "soft_margin_loss")
+    _check_tensor(target, "soft_margin_loss", "target", 2)
+    if is_grad_enabled():   # aten's kernel has no derivative for the target
+        _no_grad_arg(target, "target", "soft_margin_loss")
     return _reduce(aten.log1p.default(aten.exp.default(-input * target)), reduction)
 
 
@@ -130,9 +307,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     reduction = _enum_reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
-    F._check_tensor(anchor, "triplet_margin_loss", "anchor", 1)
-    F._check_tensor(positive, "triplet_margin_loss", "positive", 2)
-    F._check_tensor(negative, "triplet_margin_loss", "negative", 3)
+    _check_tensor(anchor, "triplet_margin_loss", "anchor", 1)
+    _check_tensor(positive, "triplet_margin_loss", "positive", 2)
+    _check_tensor(negative, "triplet_margin_loss", "negative", 3)
     _check_triplet_dims(anchor, positive, negative)
     dist_pos = pairwise_distance(anchor, positive, p, eps)
     dist_neg = pairwise_distance(anchor, negative, p, eps)
@@ -158,17 +335,17 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
-# --- likelihood losses -------------------------------------------------------------------------------------
+# --- likelihood losses ----------------------------------------------------------------------------------------------
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """exp(x) - target * x (``log_input``) or x - target * log(x + eps); ``full`` adds Stirling's term."""
     if size_average is not None or reduce is not None:
-        reduction = F._legacy_reduction(size_average, reduce)
+        reduction = _legacy_reduction(size_average, reduce)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
-    F._check_tensor(input, "poisson_nll_loss")
-    F._check_tensor(target, "poisson_nll_loss", "target", 2)
+    _check_tensor(input, "poisson_nll_loss")
+    _check_tensor(target, "poisson_nll_loss", "target", 2)
     if log_input:
         loss = aten.exp.default(input) - target * input
     else:
@@ -207,8 +384,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Per-class binary cross-entropy of sigmoid(x), averaged over the classes (the last dim)."""
     if size_average is not None or reduce is not None:
-        reduction = F._legacy_reduction(size_average, reduce)
-    loss = -(target * F.logsigmoid(input) + (1 - target) * F.logsigmoid(-input))
+        reduction = _legacy_reduction(size_average, reduce)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
@@ -218,7 +395,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
-# --- multi-class margin losses -------------------------------------------------------------------------------
+# --- multi-class margin losses --------------------------------------------------------------------------------------
 
 def _check_margin_input(input, fname):
     nd = input.dim()
@@ -242,8 +419,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    F._check_tensor(input, "multi_margin_loss")
-    F._check_tensor(target, "multi_margin_loss", "target", 2)
+    _check_tensor(input, "multi_margin_loss")
+    _check_tensor(target, "multi_margin_loss", "target", 2)
     _check_margin_input(input, "multi_margin_loss_cpu_kernel")
     nd = input.dim()
     nframe = 1 if nd <= 1 else input.size(0)
@@ -274,8 +451,8 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     """For each target class j (the target row up to its first -1) and each non-target class k,
     max(0, 1 - (x[j] - x[k])), summed and divided by the class count."""
     reduction = _enum_reduction(size_average, reduce, reduction)
-    F._check_tensor(input, "multilabel_margin_loss")
-    F._check_tensor(target, "multilabel_margin_loss", "target", 2)
+    _check_tensor(input, "multilabel_margin_loss")
+    _check_tensor(target, "multilabel_margin_loss", "target", 2)
     _check_margin_input(input, "multilabel_margin_loss_forward_out_frame")
     nd = input.dim()
     if nd <= 1:

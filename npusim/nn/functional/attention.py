@@ -1,25 +1,46 @@
-"""``npusim.nn.functional``'s multi-head attention: ``multi_head_attention_forward`` and its mask helpers.
+"""torch.nn.functional's attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``
+with its mask helpers.
 
 The packed ``in_proj_weight`` (3E, E) / ``in_proj_bias`` (3E) layout and the
 separate ``q/k/v_proj_weight`` layout (when kdim or vdim differ) are torch's.
-Re-exported by ``npusim.nn.functional``, which imports this module at its end:
-the ``F.`` functions used here are looked up when called.
 """
 from __future__ import annotations
 
 import math
 import warnings
 
-from ..core.c10 import dtype as D
-from ..api.operators import baddbmm, bmm, cat
-from ..api.factories import zeros, zeros_like
-from ..core.tensor import Tensor
-from . import functional as F
+from ...api.factories import zeros, zeros_like
+from ...api.operators import baddbmm, bmm, cat
+from ...core.c10 import dtype as D
+from ...core.dispatch.ops_namespace import aten
+from ...core.tensor import Tensor
+from .activation import softmax
+from .arguments import _check_tensor
+from .dropouts import dropout
+from .linear_layers import linear
+from .padding import pad
 
-__all__ = ["multi_head_attention_forward"]
+__all__ = [
+    "scaled_dot_product_attention", "multi_head_attention_forward",
+]
 
 
-# --- masks ---------------------------------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
+                                 enable_gqa=False):
+    """softmax(query @ key^T * scale + mask) @ value (scale defaults to 1 / sqrt(E)).
+
+    A bool ``attn_mask`` says which positions take part, a float one is added to
+    the scores; ``is_causal`` masks the upper triangle; ``enable_gqa`` shares each
+    key/value head among a group of query heads.
+    """
+    _check_tensor(query, "scaled_dot_product_attention", "query", 1)
+    _check_tensor(key, "scaled_dot_product_attention", "key", 2)
+    _check_tensor(value, "scaled_dot_product_attention", "value", 3)
+    return aten.scaled_dot_product_attention.default(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                                     enable_gqa=enable_gqa)
+
+
+# --- masks ----------------------------------------------------------------------------------------------------------
 
 def _none_or_dtype(input):
     if input is None:
@@ -77,24 +98,24 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
                          f"tensor")
 
 
-# --- projections -------------------------------------------------------------------------------------------
+# --- projections ----------------------------------------------------------------------------------------------------
 
 def _in_projection_packed(q, k, v, w, b=None):
     """q, k, v projected with the packed (3E, E) weight; self-attention does it in one matmul."""
     E = q.size(-1)
     if k is v:
         if q is k:
-            proj = F.linear(q, w, b)
+            proj = linear(q, w, b)
             proj = proj.unflatten(-1, (3, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
             return proj[0], proj[1], proj[2]
         w_q, w_kv = w.split([E, E * 2])
         b_q, b_kv = (None, None) if b is None else b.split([E, E * 2])
-        kv_proj = F.linear(k, w_kv, b_kv)
+        kv_proj = linear(k, w_kv, b_kv)
         kv_proj = kv_proj.unflatten(-1, (2, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
-        return F.linear(q, w_q, b_q), kv_proj[0], kv_proj[1]
+        return linear(q, w_q, b_q), kv_proj[0], kv_proj[1]
     w_q, w_k, w_v = w.chunk(3)
     b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
-    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
 def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
@@ -105,10 +126,10 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
     for what, b in (("query", b_q), ("key", b_k), ("value", b_v)):
         if b is not None and b.shape != (Eq,):
             raise AssertionError(f"expecting {what} bias shape of {(Eq,)}, but got {b.shape}")
-    return F.linear(q, w_q, b_q), F.linear(k, w_k, b_k), F.linear(v, w_v, b_v)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
-# --- the attention -----------------------------------------------------------------------------------------
+# --- the attention --------------------------------------------------------------------------------------------------
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
                                  bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
@@ -183,9 +204,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = cat([k, bias_k.repeat(1, bsz, 1)])
         v = cat([v, bias_v.repeat(1, bsz, 1)])
         if attn_mask is not None:
-            attn_mask = F.pad(attn_mask, (0, 1))
+            attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
-            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+            key_padding_mask = pad(key_padding_mask, (0, 1))
     elif bias_k is not None:
         raise AssertionError("bias_k is set but bias_v is None")
     elif bias_v is not None:
@@ -201,9 +222,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         k = cat([k, zeros(zero_attn_shape, dtype=k.dtype, device=k.device)], dim=1)
         v = cat([v, zeros(zero_attn_shape, dtype=v.dtype, device=v.device)], dim=1)
         if attn_mask is not None:
-            attn_mask = F.pad(attn_mask, (0, 1))
+            attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:
-            key_padding_mask = F.pad(key_padding_mask, (0, 1))
+            key_padding_mask = pad(key_padding_mask, (0, 1))
 
     src_len = k.size(1)
     if key_padding_mask is not None:
@@ -227,12 +248,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             attn_output_weights = baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
         else:
             attn_output_weights = bmm(q_scaled, k.transpose(-2, -1))
-        attn_output_weights = F.softmax(attn_output_weights, dim=-1)
+        attn_output_weights = softmax(attn_output_weights, dim=-1)
         if dropout_p > 0.0:
-            attn_output_weights = F.dropout(attn_output_weights, p=dropout_p)
+            attn_output_weights = dropout(attn_output_weights, p=dropout_p)
         attn_output = bmm(attn_output_weights, v)
         attn_output = attn_output.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)
+        attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
         attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
         attn_output_weights = attn_output_weights.view(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
@@ -250,9 +271,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     q = q.view(bsz, num_heads, tgt_len, head_dim)
     k = k.view(bsz, num_heads, src_len, head_dim)
     v = v.view(bsz, num_heads, src_len, head_dim)
-    attn_output = F.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    attn_output = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     attn_output = attn_output.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    attn_output = F.linear(attn_output, out_proj_weight, out_proj_bias)
+    attn_output = linear(attn_output, out_proj_weight, out_proj_bias)
     attn_output = attn_output.view(tgt_len, bsz, attn_output.size(1))
     if not is_batched:
         attn_output = attn_output.squeeze(1)
