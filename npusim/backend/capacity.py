@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..core.c10 import codegen
 from ..core.tensor import Tensor
 from .memory import memory
 
@@ -229,67 +230,38 @@ def _check(bound, args, kwargs) -> None:
 # only a product past _EARLY_ELEMENTS computes the real bound. Gate 0 checks on every call (rare ops).
 _EARLY_ELEMENTS = _EARLY // _WIDEST
 
-_TEMPLATE = """
-def _make(_kernel, _bound, _check, _early, {defaults}):
-    def kernel_with_capacity_check({params}):
-{gate}        return _kernel({call})
-    return kernel_with_capacity_check
-"""
-
-
-def _checked(kernel, bound, gate: int):
+def _checked(kernel, bound, gate: int, served: str):
     """``kernel`` preceded by the capacity check of ``bound``, gated by its first ``gate`` arguments."""
-    sig = inspect.signature(kernel)
-    defaults = {}
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY) for p in sig.parameters.values()):
+    sig = codegen.Signature.of_callable(inspect.signature(kernel), reserved=_HELPERS, default_name="_default{i}")
+    if sig is None:
         # a kernel that forwards its arguments: so does the wrapper
-        params = call = "*args, **kwargs"
-        args, kwargs = "args", "kwargs"
+        parameters, call, args, kwargs, defaults = "*args, **kwargs", "*args, **kwargs", "args", "kwargs", {}
         gated = [f"(args[{i}] if len(args) > {i} else None)" for i in range(gate)]
     else:
-        params, call, positional, keyword, star = [], [], [], [], False
-        for i, p in enumerate(sig.parameters.values()):
-            if p.kind is p.KEYWORD_ONLY and not star:
-                params.append("*")
-                star = True
-            if p.default is p.empty:
-                params.append(p.name)
-            else:
-                defaults[f"_default{i}"] = p.default
-                params.append(f"{p.name}=_default{i}")
-            if p.kind is p.KEYWORD_ONLY:
-                call.append(f"{p.name}={p.name}")
-                keyword.append(f"{p.name!r}: {p.name}")
-            else:
-                call.append(p.name)
-                positional.append(p.name)
-        params, call = ", ".join(params), ", ".join(call)
-        args, kwargs = f"({', '.join(positional)},)", f"{{{', '.join(keyword)}}}"
-        gated = positional[:gate]
+        parameters, call, defaults = sig.parameters, sig.call, sig.defaults
+        args, kwargs = sig.args_tuple, sig.kwargs_dict
+        gated = sig.positional[:gate]
+    check = f"_check(_bound, {args}, {kwargs})"
     if gate == 0:
-        body = f"        _check(_bound, {args}, {kwargs})\n"
+        body = [check]
     else:
         sizes = " * ".join(f"getattr(getattr({n}, '_a', None), 'size', 1)" for n in gated)
-        body = f"        if {sizes} > _early:\n            _check(_bound, {args}, {kwargs})\n"
-    src = _TEMPLATE.format(params=params, call=call, gate=body,
-                           defaults=", ".join(defaults) or "_unused=None")
-    wrapper = _maker(src)(kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
+        body = [f"if {sizes} > _early:", f"    {check}"]
+    src = (f"def _make({', '.join(_HELPERS + tuple(defaults))}):\n"
+           f"    def kernel_with_capacity_check({parameters}):\n"
+           + codegen.indent(body + [f"return _kernel({call})"], 2)
+           + "    return kernel_with_capacity_check\n")
+    # one compile per distinct source (many kernels share a signature and a gate); its globals name this
+    # module, so frames of the wrapper count as npusim's own (e.g. for warnings)
+    wrapper = codegen.compile_function(src, codegen.CAPACITY_CHECK, _GEN_GLOBALS)(
+        kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
+    codegen.name_function(wrapper, codegen.CAPACITY_CHECK, served)
     functools.update_wrapper(wrapper, kernel)
     return wrapper
 
 
-_makers: dict = {}
-
-
-def _maker(src: str):
-    """The ``_make`` function of a wrapper source, compiled once: many kernels share a signature and a gate."""
-    make = _makers.get(src)
-    if make is None:
-        namespace: dict = {}
-        # its globals name this module, so frames of the wrapper count as npusim's own (e.g. for warnings)
-        exec(compile(src, "<capacity check>", "exec"), {"__name__": __name__}, namespace)
-        make = _makers[src] = namespace["_make"]
-    return make
+_HELPERS = ("_kernel", "_bound", "_check", "_early")
+_GEN_GLOBALS = {"__name__": __name__}
 
 
 _TERNARY = ("lerp", "where", "clamp", "addcmul", "addcdiv")
@@ -318,5 +290,5 @@ def with_capacity_checks(kernels: dict) -> dict:
             continue
         bound = _bound_of(name, fn)
         if bound is not None:
-            out[name] = _checked(fn, bound, _gate_for(name, bound))
+            out[name] = _checked(fn, bound, _gate_for(name, bound), name if "::" in name else "aten::" + name)
     return out

@@ -20,10 +20,12 @@ import itertools
 import keyword
 import linecache
 import threading
+import types
 from dataclasses import dataclass
 
 __all__ = ["DISPATCH", "DEVICE_GUARD", "CAPACITY_CHECK", "KINDS", "GENERATED_PREFIXES", "Param", "Signature",
-           "pyname", "compile_function", "name_function", "source_of", "generated", "is_generated_filename"]
+           "pyname", "compile_function", "named_code", "inner_codes", "name_function", "source_of", "generated",
+           "is_generated_filename"]
 
 # the kinds of generated code, in the order a call meets them
 DISPATCH = "dispatch"
@@ -47,11 +49,13 @@ _NO_DEFAULT = object()
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter: ``name`` in the generated code, ``keyword`` as a caller passes it."""
+    """One parameter: ``name`` in the generated code, ``keyword`` as the generated call passes it on, ``key``
+    in the keyword dict a slow path gets (the schema's spelling, where it differs)."""
     name: str
     keyword: str
     kwarg_only: bool = False
     default: object = _NO_DEFAULT
+    key: str = ""
 
     @property
     def has_default(self) -> bool:
@@ -84,7 +88,8 @@ class Signature:
         self.positional = [p.name for p in self.params if not p.kwarg_only]
         self.call = ", ".join(f"{p.keyword}={p.name}" if p.kwarg_only else p.name for p in self.params)
         self.args_tuple = "(" + "".join(n + ", " for n in self.positional) + ")"
-        self.kwargs_dict = "{" + ", ".join(f"{p.keyword!r}: {p.name}" for p in self.params if p.kwarg_only) + "}"
+        self.kwargs_dict = "{" + ", ".join(f"{(p.key or p.keyword)!r}: {p.name}"
+                                           for p in self.params if p.kwarg_only) + "}"
 
     def fresh(self, base: str) -> str:
         name = base
@@ -94,8 +99,10 @@ class Signature:
         return name
 
     @classmethod
-    def of_schema(cls, schema, reserved=(), default_name="_d_{name}"):
-        return cls([Param(pyname(a.name), pyname(a.name), a.kwarg_only, a.default if a.has_default else _NO_DEFAULT)
+    def of_schema(cls, schema, reserved=(), default_name="_d_{name}", schema_keys=True):
+        """From a FunctionSchema; ``schema_keys``: the keyword dict spells names as the schema does."""
+        return cls([Param(pyname(a.name), pyname(a.name), a.kwarg_only, a.default if a.has_default else _NO_DEFAULT,
+                          a.name if schema_keys else "")
                     for a in schema.arguments], reserved, default_name)
 
     @classmethod
@@ -169,23 +176,29 @@ def _source_of_code(code) -> str:
     return gen.source if gen is not None else ""
 
 
-def name_function(func, kind: str, served: str, name: str | None = None, source: str | None = None):
-    """Give ``func`` (made by a ``compile_function`` source) its own file name ``<KIND SERVED #N>``.
-
-    Its frames then say which op they serve, and ``source_of(served)`` finds the source. ``name``
-    renames the function too (its frames and ``__name__``). Returns ``func``.
-    """
-    code = func.__code__
-    src = source if source is not None else _source_of_code(code)
+def named_code(code, kind: str, served: str, name: str | None = None):
+    """``code`` (of a function a ``compile_function`` source made) under its own file name ``<KIND SERVED #N>``,
+    and renamed ``name`` if given: its frames say which op they serve, and ``source_of(served)`` finds the source."""
     filename = f"<{kind} {served} #{next(_counter)}>"
     changes = {"co_filename": filename}
     if name is not None:
         changes["co_name"] = name
         if _HAS_QUALNAME:
             changes["co_qualname"] = name
+    _register(Generated(kind, served, filename, _source_of_code(code)))
+    return code.replace(**changes)
+
+
+def inner_codes(make) -> list:
+    """The code objects of the functions ``make`` (a ``compile_function`` result) defines inside itself."""
+    return [c for c in make.__code__.co_consts if isinstance(c, types.CodeType)]
+
+
+def name_function(func, kind: str, served: str, name: str | None = None):
+    """Give ``func`` its own file name and (if given) ``name``, as ``named_code`` does; returns ``func``."""
+    func.__code__ = named_code(func.__code__, kind, served, name)
+    if name is not None:
         func.__name__ = func.__qualname__ = name
-    func.__code__ = code.replace(**changes)
-    _register(Generated(kind, served, filename, src))
     return func
 
 

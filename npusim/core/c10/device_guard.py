@@ -14,10 +14,10 @@ spares its own device-generic kernels even that (``kernel_needs_guard``).
 from __future__ import annotations
 
 import itertools
-import keyword
 import threading
 import weakref
 
+from . import codegen
 from .device import CPU, PRIVATEUSE1, device, privateuse1_backend_name
 
 __all__ = ["DeviceGuardImplInterface", "register_guard_impl", "get_guard_impl", "has_guard_impl", "DeviceGuard",
@@ -458,68 +458,46 @@ def _after_blocking(impl, typ):
     return sync
 
 
-def _pyname(name: str) -> str:
-    """A schema argument's Python parameter name, as the dispatcher spells it (``from`` -> ``from_``)."""
-    return name + "_" if keyword.iskeyword(name) else name
-
-
 def _wrapper_factory(op, typ):
-    """Compile, once per operator, ``make(fn, impl) -> guarded fn`` with the operator's own signature."""
+    """``make(fn, impl) -> guarded fn`` with the operator's own signature; the source is compiled once per signature
+    (``codegen.source_of(op.name_)`` shows it) and each operator's wrappers carry its name in their file name."""
     schema = op._schema
-    params, call_args = [], []
-    star = False
-    taken = {"_fn", "_cur", "_switch", "_slow", "_sync", "_i", "_r"}
-    env = {}
-    first = None
-    device_arg = None
-    for a in schema.arguments:
-        n = _pyname(a.name)
-        if n in taken:
-            n = "_" + n
-        if a.kwarg_only and not star:
-            params.append("*")
-            star = True
-        if a.has_default:
-            env[f"_d_{len(env)}"] = a.default
-            params.append(f"{n}=_d_{len(env) - 1}")
-        else:
-            params.append(n)
-        call_args.append(f"{_pyname(a.name)}={n}" if a.kwarg_only else n)
-        if first is None and a.type.base == "Tensor":
-            first = (n, a.type)
-        if device_arg is None and a.type.base == "Device":
-            device_arg = n
-    args_tuple = "(" + "".join(c + ", " for c in call_args if "=" not in c) + ")"
-    kw_dict = "{" + ", ".join(f"{c.split('=')[0]!r}: {c.split('=')[1]}" for c in call_args if "=" in c) + "}"
-    call = ", ".join(call_args)
+    sig = codegen.Signature.of_schema(schema, schema_keys=False)
+    # helper and local names no parameter shadows
+    fn_, cur, switch, slow, sync, i, r = map(sig.fresh, ("_fn", "_cur", "_switch", "_slow", "_sync", "_i", "_r"))
+    first = next(((p.name, a.type) for p, a in zip(sig.params, schema.arguments) if a.type.base == "Tensor"), None)
+    device_arg = next((p.name for p, a in zip(sig.params, schema.arguments) if a.type.base == "Device"), None)
+    args_tuple, kw_dict, call = sig.args_tuple, sig.kwargs_dict, sig.call
     if first is None:
-        lookup = ["_i = None"]
+        lookup = [f"{i} = None"]
     else:
         # the first tensor decides, as torch's device_of(self); a number or a cpu tensor there: look further
         attr = f"{first[0]}[0]._device.index" if first[1].is_list else f"{first[0]}._device.index"
-        lookup = ["try:", f"    _i = {attr}", "except (AttributeError, IndexError, TypeError):", "    _i = None",
-                  "if _i is None:", f"    _i = _slow({args_tuple}, {kw_dict})"]
+        lookup = ["try:", f"    {i} = {attr}", "except (AttributeError, IndexError, TypeError):", f"    {i} = None",
+                  f"if {i} is None:", f"    {i} = {slow}({args_tuple}, {kw_dict})"]
     if device_arg is not None:
         # an op that creates a tensor runs on the device it creates it on (torch's
         # DeviceGuard(device_or_default(device))); without a device argument, the tensors decide
-        lookup = [f"_i = _slow(({device_arg},), {{}}) if {device_arg} is not None else None",
-                  "if _i is None:"] + ["    " + line for line in lookup]
-    body = lookup + [
-        "if _i is None or _i == _cur():",
-        f"    _r = _fn({call})",
+        lookup = [f"{i} = {slow}(({device_arg},), {{}}) if {device_arg} is not None else None",
+                  f"if {i} is None:"] + ["    " + line for line in lookup]
+    plain = lookup + [f"if {i} is None or {i} == {cur}():", f"    return {fn_}({call})",
+                      f"return {switch}({i}, {fn_}, {args_tuple}, {kw_dict})"]
+    blocking = lookup + [
+        f"if {i} is None or {i} == {cur}():",
+        f"    {r} = {fn_}({call})",
         "else:",
-        f"    _r = _switch(_i, _fn, {args_tuple}, {kw_dict})",
+        f"    {r} = {switch}({i}, {fn_}, {args_tuple}, {kw_dict})",
+        f"{sync}({i})",
+        f"return {r}",
     ]
-    plain = body[:-4] + ["if _i is None or _i == _cur():", f"    return _fn({call})",
-                         f"return _switch(_i, _fn, {args_tuple}, {kw_dict})"]
-    blocking = body + ["_sync(_i)", "return _r"]
-    src = (f"def _make(_fn, _cur, _switch, _slow, _sync, {', '.join(env)}):\n"
-           f"    def guarded({', '.join(params)}):\n" + "".join(f"        {line}\n" for line in plain)
-           + f"    def guarded_blocking({', '.join(params)}):\n" + "".join(f"        {line}\n" for line in blocking)
-           + "    return guarded_blocking if _sync is not None else guarded\n")
-    namespace: dict = {}
-    exec(compile(src, f"<device guard {op.name_}>", "exec"), {}, namespace)
-    make = namespace["_make"]
+    src = (f"def _make({fn_}, {cur}, {switch}, {slow}, {sync}, {', '.join(sig.defaults)}):\n"
+           f"    def guarded({sig.parameters}):\n" + codegen.indent(plain, 2)
+           + f"    def guarded_blocking({sig.parameters}):\n" + codegen.indent(blocking, 2)
+           + f"    return guarded_blocking if {sync} is not None else guarded\n")
+    make = codegen.compile_function(src, codegen.DEVICE_GUARD)
+    name = f"{schema.name}_device_guard"
+    # the template's two functions' code -> this operator's (file name "<device guard aten::add.Tensor #N>")
+    named = {c: codegen.named_code(c, codegen.DEVICE_GUARD, op.name_, name) for c in codegen.inner_codes(make)}
 
     devices = _Devices(typ)
 
@@ -527,8 +505,9 @@ def _wrapper_factory(op, typ):
         def switch(i, f, args, kwargs):
             return _run_on(impl, devices, i, f, args, kwargs)
         sync = _after_blocking(impl, typ) if impl.launch_blocking() else None
-        guarded = make(fn, impl.current_index, switch, lambda a, k: _call_index(typ, a, k), sync, **env)
-        guarded.__name__ = guarded.__qualname__ = f"{schema.name}_device_guard"
+        guarded = make(fn, impl.current_index, switch, lambda a, k: _call_index(typ, a, k), sync, **sig.defaults)
+        guarded.__code__ = named[guarded.__code__]
+        guarded.__name__ = guarded.__qualname__ = name
         guarded.__wrapped__ = fn
         return guarded
     return factory
@@ -546,8 +525,20 @@ def guard_kernel(op, typ: str, fn, kernel=None):
     impl = _IMPLS.get(typ)
     if impl is None or typ == "cpu" or not impl.kernel_needs_guard(fn if kernel is None else kernel):
         return fn
+    return guard_factory(op, typ)(fn, impl)
+
+
+def generate_guards(op) -> None:
+    """Generate ``op``'s device-guard wrappers for every device type with a guard (to show their source)."""
+    for typ in list(_IMPLS):
+        if typ != "cpu":
+            guard_factory(op, typ)
+
+
+def guard_factory(op, typ: str):
+    """``factory(fn, impl) -> guarded fn`` for ``op`` on devices of type ``typ``, generated once."""
     per_type = _factories.setdefault(op, {})
     factory = per_type.get(typ)
     if factory is None:
         factory = per_type[typ] = _wrapper_factory(op, typ)
-    return factory(fn, impl)
+    return factory

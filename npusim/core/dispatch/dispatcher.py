@@ -17,13 +17,12 @@ import builtins
 import dataclasses
 import functools
 import itertools
-import keyword
 import threading
 import warnings
 
 import numpy as np
 
-from ..c10 import device_guard as _device_guard
+from ..c10 import codegen, device_guard as _device_guard
 from . import dispatch_tls
 from ..c10 import dtype as _dtype_mod
 from ..c10.device import PRIVATEUSE1, privateuse1_backend_name
@@ -574,12 +573,7 @@ GEN_GLOBALS["_RF_TICK"] = ALWAYS_SLOW
 
 # --- code generation -------------------------------------------------------------
 
-def _pyname(name: str) -> str:
-    return name + "_" if keyword.iskeyword(name) else name
-
-
-_counter = itertools.count()
-_HAS_QUALNAME = hasattr(_pyname.__code__, "co_qualname")   # Python 3.11+
+_pyname = codegen.pyname
 
 
 def _generate(op: OpOverload):
@@ -610,18 +604,13 @@ def _generate(op: OpOverload):
                 fn = resolve(op, ks)
             return fn(self, other, alpha=alpha)
 
-    Helper names are chosen so that no schema argument can shadow them.
+    Helper names are chosen so that no schema argument can shadow them. ``codegen.source_of`` (and
+    ``npusim.library.generated_source``) shows the source; tracebacks and debuggers show its lines.
     """
     schema = op._schema
     args = schema.arguments
-    taken = {_pyname(a.name) for a in args} | {"_SLOW", "_RF_TICK"}
-
-    def fresh(base):
-        name = base
-        while name in taken:
-            name = "_" + name
-        taken.add(name)
-        return name
+    sig = codegen.Signature.of_schema(schema, reserved=("_SLOW", "_RF_TICK"))
+    fresh = sig.fresh
 
     # overloads with the same signature share one compiled template: the function gets a neutral name
     # here and its real one afterwards
@@ -632,35 +621,25 @@ def _generate(op: OpOverload):
                "as_dtype": _dtype_mod.as_dtype, "check_value": _check_value, "check_ints": _check_ints}
     N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick", "vc"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
+    env.update(sig.defaults)
     ks, fn, tick = N["ks"], N["fn"], N["tick"]
-    params, call_args, body = [], [], []
+    body = []
     # an inference tensor refuses in-place updates outside inference mode, before anything is written
     for a in args:
         if a.type.base == "Tensor" and a.type.is_write and not a.type.is_list:
             n = _pyname(a.name)
             body += ["try:", f"    {N['vc']} = {n}._vc", "except AttributeError:", f"    {N['vc']} = None",
                      f"if {N['vc']} is {N['no_versions']}:", f"    {N['check_write']}({n})"]
-    star = False
     ks_set = False
     late = []   # range checks, after every argument's type check
+    positional = sig.args_tuple
     for pos, a in enumerate(args, start=1):
         n = _pyname(a.name)
-        if a.kwarg_only and not star:
-            params.append("*")
-            star = True
-        if a.has_default:
-            d = fresh(f"_d_{n}")
-            env[d] = a.default
-            params.append(f"{n}={d}")
-        else:
-            params.append(n)
-        call_args.append(f"{n}={n}" if a.kwarg_only else n)
         t = a.type
         if t.base == "ScalarType" and not t.is_list:
             # the public functions that hand their dtype straight on take float/int/bool as torch's parser does
             body += [f"if {n}.__class__ is type:", f"    {n} = {N['as_dtype']}({n})"]
         where = None if a.kwarg_only else pos
-        positional = "(" + "".join(_pyname(b.name) + ", " for b in args if not b.kwarg_only) + ")"
         if t.base == "str" and not t.is_list:
             body += [f"if {n}.__class__ is not str and {n} is not None:",
                      f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, 'str', {t.optional}, {where}, {positional})"]
@@ -713,8 +692,6 @@ def _generate(op: OpOverload):
             body.append(f"{ks} = {N['device_keys']}({_pyname(dev_arg.name)})")
         else:
             body.append(f"{ks} = 0")
-    args_tuple = "(" + "".join(_pyname(a.name) + ", " for a in args if not a.kwarg_only) + ")"
-    kw_dict = "{" + ", ".join(f"{a.name!r}: {_pyname(a.name)}" for a in args if a.kwarg_only) + "}"
     body += [
         "if _SLOW:",
         "    try:",
@@ -722,36 +699,24 @@ def _generate(op: OpOverload):
         "    except IndexError:",   # the sampling decisions ran out while threads raced to their end
         f"        {tick} = {N['slow']}",
         f"    if {tick}:",
-        f"        return {tick}({N['op']}, {ks}, {args_tuple}, {kw_dict})",
+        f"        return {tick}({N['op']}, {ks}, {sig.args_tuple}, {sig.kwargs_dict})",
         "try:",
         f"    {fn} = {N['memo']}[{ks}]",
         "except KeyError:",
         f"    {fn} = {N['resolve']}({N['op']}, {ks})",
-        f"return {fn}({', '.join(call_args)})",
+        f"return {fn}({sig.call})",
     ]
     src = (f"def _make({', '.join(env)}):\n"
-           f"    def {fname}({', '.join(params)}):\n"
-           + "".join(f"        {line}\n" for line in body)
+           f"    def {fname}({sig.parameters}):\n"
+           + codegen.indent(body, 2)
            + f"    return {fname}\n")
-    make = _TEMPLATES.get(src)
-    if make is None:
-        local: dict = {}
-        # GEN_GLOBALS becomes the functions' globals, so _SLOW is one LOAD_GLOBAL away.
-        exec(compile(src, "<dispatch>", "exec"), GEN_GLOBALS, local)
-        make = _TEMPLATES[src] = local["_make"]
-    func = make(**env)
-    # tracebacks and the "<dispatch " frame filters (fallback warnings, profiler) read these
-    names = {"co_name": schema.name, "co_filename": f"<dispatch {op.name_} #{next(_counter)}>"}
-    if _HAS_QUALNAME:
-        names["co_qualname"] = schema.name
-    func.__code__ = func.__code__.replace(**names)
-    func.__name__ = func.__qualname__ = schema.name
+    # one compile per distinct source: about 230 signatures serve the ~600 aten overloads. GEN_GLOBALS becomes
+    # the functions' globals, so _SLOW is one LOAD_GLOBAL away.
+    func = codegen.compile_function(src, codegen.DISPATCH, GEN_GLOBALS)(**env)
+    # its own file name "<dispatch aten::add.Tensor #N>": tracebacks, source_of and the frame walks read it
+    codegen.name_function(func, codegen.DISPATCH, op.name_, schema.name)
     func.__doc__ = str(schema)
     return func
-
-
-# generated source -> its compiled ``_make``: about 230 distinct signatures serve the ~600 aten overloads
-_TEMPLATES: dict = {}
 
 
 def _materialize(op: OpOverload):
@@ -765,6 +730,23 @@ def _materialize(op: OpOverload):
             op.__class__ = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__,
                                                        "__call__": staticmethod(fn)})
     return fn
+
+
+def generated_source(op) -> str:
+    """The Python source npusim generates for an operator (``"aten::add.Tensor"``, ``"aten::sin.default"`` or
+    the overload itself): its dispatch function, its device-guard wrapper for every device type with a guard, and
+    the capacity-check wrapper a backend put around its kernel, each headed by the file name its frames show."""
+    if isinstance(op, str):
+        name = op[:-len(".default")] if op.endswith(".default") else op
+        if "::" not in name:
+            name = "aten::" + name
+        try:
+            op = _OPS[name]
+        except KeyError:
+            raise KeyError(f"no operator named {name!r}") from None
+    _materialize(op)
+    _device_guard.generate_guards(op)
+    return codegen.source_of(op.name_)
 
 
 # --- registration (used by library.Library) --------------------------------------
