@@ -14,8 +14,7 @@ from ..core.c10.device import privateuse1_backend_name
 from ..core.tensor import Tensor
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
-from .lr_scheduler import LRScheduler
-from .lr_scheduler_extra import _format_param
+from .lr_scheduler import LRScheduler, _format_param
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_swa_multi_avg_fn", "get_ema_avg_fn",
            "get_swa_avg_fn"]
