@@ -157,7 +157,7 @@ def _declared_kinds(kernel) -> set[tuple[str, ...]]:
 
 def test_declared_argument_kinds_are_what_the_call_sites_pass(monkeypatch):
     from npusim.backend import cupy_kernels
-    from npusim.kernels import cupy_philox
+    from npusim.kernels import random_cuda as cupy_philox
     from npusim.native.registration import KERNELS
     cupy = _RecordingCupy()
     # the hot ops' plain case (cpu tensors take it as npu tensors do: it looks at the arrays only)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not npusim.npu.is_available() or runtime.probe()
 
 def test_philox_kernel_carries_into_the_second_counter_word():
     # the CUDA source itself runs (compiled for the host on the stand-in); counters near 2^64 wrap
-    from npusim.kernels import cupy_philox
+    from npusim.kernels import random_cuda as cupy_philox
     for counter in (2 ** 64 - 3, 2 ** 64 - 1, 12345):
         bg = np.random.Philox(key=np.array([7, 0], dtype=np.uint64),
                               counter=np.array([counter, 0, 0, 0], dtype=np.uint64))

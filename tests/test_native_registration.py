@@ -72,3 +72,11 @@ def test_no_native_module_silently_lacks_its_tables():
         assert has_table or module.__name__ in core_modules, (
             f"{module.__name__} defines no KERNELS / COMPOSITE / COMPOSITE_IMPLICIT table and none of its "
             "functions is registered: add its table, or list it in registration.NOT_KERNEL_MODULES")
+
+
+def test_every_formulas_module_of_autograd_is_loaded():
+    import pkgutil
+
+    import npusim.core.autograd as autograd
+    names = [info.name for info in pkgutil.iter_modules(autograd.__path__) if info.name.startswith("formulas_")]
+    assert names and all(f"npusim.core.autograd.{name}" in sys.modules for name in names)

@@ -1312,7 +1312,7 @@ def test_product_composition_gradients(device):
 
 
 def test_cross_without_dim_warns_once(device, monkeypatch):
-    from npusim.native import product_compositions
+    from npusim.native import linalg_products_composite as product_compositions
     monkeypatch.setattr(product_compositions, "_CROSS_DIM_WARNED", [])
     a = tensor(np.ones((2, 3)), device)
     with warnings.catch_warnings(record=True) as caught:

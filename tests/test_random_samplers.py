@@ -9,7 +9,7 @@ import pytest
 from conftest import available_devices, host
 
 import npusim
-from npusim.kernels import random_rejection as RR
+from npusim.kernels import random_samplers as RR
 
 F64 = npusim.float64
 _KS_LIMIT = 1.95   # sqrt(n) * D at the 0.1% level: one failure in 1000 seeds, and the seeds are fixed

@@ -18,7 +18,7 @@ from conftest import checked_on_device, host, reported_later
 import npusim
 from npusim.api import seeding as core_rng
 from npusim.kernels import device_checks as DC
-from npusim.kernels import philox as KR
+from npusim.kernels import random as KR
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SEED = 67280421310721

@@ -10,7 +10,7 @@ import pytest
 from conftest import host
 
 import npusim
-from npusim.kernels import philox as KR
+from npusim.kernels import random as KR
 
 FILLS = {
     "cauchy": lambda t, g: t.cauchy_(1.5, 0.5, generator=g),

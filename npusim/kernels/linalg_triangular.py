@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cuda_vendor_linalg
+from . import linalg_triangular_cuda
 from .array_api import namespace_of
 
 _INFO = np.dtype(np.int32)
@@ -42,7 +42,7 @@ def solve_triangular(a, b, upper, unitriangular):
     a = xp.broadcast_to(a, batch + a.shape[-2:])
     b = xp.broadcast_to(b, batch + b.shape[-2:])
     if xp is not np:   # on a GPU: cuBLAS's trsm, one call instead of a launch per row
-        x = cuda_vendor_linalg.solve_triangular(xp, a, b, upper, unitriangular)
+        x = linalg_triangular_cuda.solve_triangular(xp, a, b, upper, unitriangular)
         if x is not None:
             return x
     if upper:   # reverse rows and columns: an upper system becomes a lower one
@@ -59,7 +59,7 @@ def lu_factor(a):
     k = min(m, n)
     lu = xp.array(a.reshape((-1, m, n)), copy=True)
     if xp is not np:   # on a GPU: cuBLAS/cuSOLVER getrf, one call instead of a dozen launches per column
-        done = cuda_vendor_linalg.lu_factor(xp, lu)
+        done = linalg_triangular_cuda.lu_factor(xp, lu)
         if done is not None:
             lu, piv, info = done
             return lu.reshape(a.shape), piv.reshape(batch + (k,)), info.reshape(batch)

@@ -16,7 +16,7 @@ from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
 from ..core.c10.storage import array_address, array_root
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
-from ..kernels import creation as KC
+from ..kernels import factories as KC
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C

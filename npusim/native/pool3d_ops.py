@@ -1,9 +1,9 @@
-"""Kernels of ``adaptive_max_pool3d`` and its backward, as the 2-d ones in nn_conv_ops."""
+"""Kernels of ``adaptive_max_pool3d`` and its backward, as the 2-d ones in nn_conv."""
 from __future__ import annotations
 
-from ..kernels import pooling as KP
+from ..kernels import nn_pooling as KP
 from . import common as C
-from .nn_conv_ops import _check_nonempty_planes, _max_pool_backward, _output_size_arg
+from .nn_conv import _check_nonempty_planes, _max_pool_backward, _output_size_arg
 
 
 def adaptive_max_pool3d(self, output_size):

@@ -1,12 +1,12 @@
 """Kernels of ``_standard_gamma``, ``_sample_dirichlet``, ``poisson`` and ``binomial``: torch's dtype rules and
-errors, the generator choice, then the array samplers of ``npusim.kernels.random_rejection``."""
+errors, the generator choice, then the array samplers of ``npusim.kernels.random_samplers``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core.c10.generator import generator_for
-from ..kernels import random_rejection as RR
+from ..kernels import random_samplers as RR
 from ..kernels.array_api import namespace_of
 from . import common as C
 

@@ -3,7 +3,7 @@ all/any, logsumexp, cumsum/cumprod, softmax/log_softmax.
 
 The kernels here decide torch's result dtype, validate dims and ``out=``
 tensors with torch's messages, and hand one array call to
-``npusim.kernels.reduction``. A 0-dim tensor accepts dim 0 and -1 and reduces
+``npusim.kernels.reductions``. A 0-dim tensor accepts dim 0 and -1 and reduces
 over nothing, as in torch.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
-from ..kernels import reduction as R
+from ..kernels import reductions as R
 from ..kernels.array_api import namespace_of
 from . import common as C
 

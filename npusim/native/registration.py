@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from . import binary as B
+from . import elementwise_binary as B
 from . import factories as F
 from . import unary as U
 from . import views as V

@@ -2,7 +2,7 @@
 
 sort / argsort / topk / unique*, then flip, roll, tril / triu, repeat, tile and
 repeat_interleave. Argument checks and error messages follow torch; the array
-work lives in ``npusim.kernels.sorting`` and ``npusim.kernels.shape``.
+work lives in ``npusim.kernels.sorting`` and ``npusim.kernels.structure``.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
-from ..kernels import shape as KS
+from ..kernels import structure as KS
 from ..kernels import sorting as KO
 from ..kernels.array_api import namespace_of
 from . import common as C

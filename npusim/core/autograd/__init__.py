@@ -1,8 +1,8 @@
 """The autograd engine: graph nodes, the backward pass, grad modes and derivative formulas."""
-from . import api, formulas_elementwise, formulas_indexing, formulas_structure  # noqa: F401  (registers kernels)
-from . import formulas_linalg, formulas_math, formulas_misc, formulas_nn_activation, formulas_nn_conv  # noqa: F401
-from . import formulas_pool3d, formulas_scans  # noqa: F401
-from . import formulas_linalg_lu, formulas_special  # noqa: F401
+import importlib as _importlib
+import pkgutil as _pkgutil
+
+from . import api  # noqa: F401
 from .derivatives import register_nondifferentiable
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .api import backward, grad
@@ -12,6 +12,15 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .node import Node
 
+
+def _import_formulas():
+    """Import every ``formulas_<family>`` module here: each registers its derivative formulas as it loads."""
+    for info in _pkgutil.iter_modules(__path__):
+        if info.name.startswith("formulas_"):
+            _importlib.import_module(f"{__name__}.{info.name}")
+
+
+_import_formulas()
 register_nondifferentiable()
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad", "enable_grad",

@@ -1,6 +1,6 @@
 """Tensor-level kernels of searchsorted, bucketize, isin and frexp, with torch's argument checks.
 
-Operands are compared in their promoted dtype; the array work lives in ``npusim.kernels.misc``.
+Operands are compared in their promoted dtype; the array work lives in ``npusim.kernels.searching``.
 """
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core import promotion
-from ..kernels import misc as KM
+from ..kernels import searching as KM
 from ..kernels.array_api import namespace_of
 from . import common as C
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
-from ..kernels import loss as K
+from ..kernels import nn_loss as K
 from . import common as C
 
 FROM_NP = C.FROM_NP

@@ -1,12 +1,12 @@
 """Tensor-level kernels: cummax / cummin, logcumsumexp and scatter_reduce.
 
-The array work lives in ``npusim.kernels.scan``; here are torch's argument
+The array work lives in ``npusim.kernels.scans``; here are torch's argument
 checks and result wrapping, the same for every device.
 """
 from __future__ import annotations
 
 from ..core.tensor import _wrap_dim
-from ..kernels import scan as KS
+from ..kernels import scans as KS
 from . import common as C
 from .indexing_ops import _array_for, _scatter_checks, _tensor
 

@@ -105,7 +105,7 @@ def raw_uint64(xp, key: int, counter: int, n: int):
             out[s:e] = _host_generator(key, counter + b).bit_generator.random_raw(e - s)
         _chunked(n, _WORDS_PER_BLOCK, work)
         return out
-    from .cupy_philox import philox_raw
+    from .random_cuda import philox_raw
     return philox_raw(key, counter, n)
 
 

@@ -1,12 +1,12 @@
 """Matrix products: matmul and the special cases it reduces to (dot, mv, mm, bmm),
-the fused forms (addmm, addmv, baddbmm) and outer (einsum, a composition of these, is in ``einsum.py``).
+the fused forms (addmm, addmv, baddbmm) and outer (einsum, a composition of these, is in ``linalg_products_einsum.py``).
 
 torch does not promote types in matrix products: the operands must share one
 dtype, and each entry point words its shape and dtype errors its own way, in
 its own order. ``matmul`` reports the errors of whichever special case torch
 reduces it to, so its error path replays torch's choice (including the
 "fold" of a batch into the rows of one large mm). The common path checks only
-what it must and hands the arrays to ``npusim.kernels.linalg``.
+what it must and hands the arrays to ``npusim.kernels.linalg_products``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import numpy as np
 from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
-from ..kernels import linalg as K
+from ..kernels import linalg_products as K
 from ..kernels.array_api import namespace_of
 from . import common as C
 

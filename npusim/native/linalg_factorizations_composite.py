@@ -12,7 +12,7 @@ import numpy as np
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from . import common as C
-from .linalg_decompositions import check_float, check_matrix
+from .linalg_factorizations import check_float, check_matrix
 
 _matmul = aten.matmul.default
 

@@ -1,7 +1,7 @@
 """Gamma, Poisson and binomial samplers over the Philox stream (rejection in vectorised rounds, inversion).
 
 Every sampler reads float64 uniforms ``u = (word >> 11) * 2**-53`` from the stream of
-``philox.raw_uint64`` and computes in float64, rounded once to the output dtype. The
+``random.raw_uint64`` and computes in float64, rounded once to the output dtype. The
 stream is consumed in *stages*; each stage starts on a fresh counter block right after
 the previous one, and the draw advances the generator by the blocks of all stages:
 
@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from . import philox as KR
+from . import random as KR
 from .special import lgamma
 
 _MAX_ROUNDS = 10000   # every sampler here accepts with probability > 1/2 per round: never reached

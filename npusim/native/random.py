@@ -1,6 +1,6 @@
 """Random ops: every draw goes through a Generator's Philox (seed, offset) state.
 
-The array math lives in ``npusim.kernels.philox``; here are torch's argument
+The array math lives in ``npusim.kernels.random``; here are torch's argument
 rules, dtype defaults and errors, and the choice of generator (the one passed,
 checked against the op's device, or the device's default).
 """
@@ -14,7 +14,7 @@ from ..core.c10 import dtype as D
 from ..core.c10.generator import generator_for
 from ..core.tensor import Tensor
 from ..kernels import device_checks as DC
-from ..kernels import philox as KR
+from ..kernels import random as KR
 from ..kernels.array_api import namespace_of
 from . import common as C
 from . import factories as F

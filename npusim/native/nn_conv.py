@@ -2,7 +2,7 @@
 
 ``convolution`` (and its transposed form) and ``convolution_backward`` check
 arguments as torch's ``_convolution`` does and run the im2col kernels of
-``kernels.conv``; conv1d / 2d / 3d and conv_transpose1d / 2d / 3d are
+``kernels.nn_conv``; conv1d / 2d / 3d and conv_transpose1d / 2d / 3d are
 compositions over it that add and drop the batch dim of unbatched inputs.
 Max / average / adaptive pooling (2-d and 3-d, adaptive max 2-d; the 1-d
 forms run on a height-1 view) and nearest / bilinear upsampling each have a
@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from ..core.dispatch.ops_namespace import aten
-from ..kernels import conv as KC
-from ..kernels import pooling as KP
+from ..kernels import nn_conv as KC
+from ..kernels import nn_pooling as KP
 from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
 

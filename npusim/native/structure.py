@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core.tensor import Tensor, _wrap_dim
-from ..kernels import linalg as K
+from ..kernels import linalg_products as K
 from ..kernels.array_api import namespace_of
 from . import common as C
 

@@ -1,7 +1,7 @@
 """Kernels of the matrix decompositions and solvers: det, slogdet, inv_ex, solve_ex, cholesky_ex, qr, eigh, svd.
 
 Each checks what torch checks, in torch's order and words, and hands the arrays to
-``npusim.kernels.linalg_decomp``. Failed factorizations are reported through
+``npusim.kernels.linalg_factorizations``. Failed factorizations are reported through
 ``info`` (int32, one per matrix) and raise ``LinAlgError`` when ``check_errors``.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 
 from ..core.linalg_errors import LinAlgError
 from ..core.tensor import Tensor
-from ..kernels import linalg_decomp as K
+from ..kernels import linalg_factorizations as K
 from . import common as C
 
 _make = C.make

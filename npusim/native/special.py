@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from ..kernels import special_extra as SX
 from ..kernels.array_api import HALF_TYPES
-from . import binary as B
+from . import elementwise_binary as B
 from . import common as C
-from .math_ops import _float_family
+from .elementwise_math import _float_family
 
 
 def _no_half(fn, kernel):

@@ -14,7 +14,7 @@ from ..kernels import device_checks as DC
 from ..kernels import linalg_triangular as K
 from ..kernels.array_api import namespace_of
 from . import common as C
-from .linalg_decompositions import check_float, check_matrix, raise_info
+from .linalg_factorizations import check_float, check_matrix, raise_info
 
 _make = C.make
 _matmul = aten.matmul.default

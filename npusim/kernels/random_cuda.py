@@ -1,6 +1,6 @@
 """The Philox4x64-10 stream on a GPU: one CUDA thread per counter block.
 
-Mirrors ``philox.philox4x64_reference`` (and so NumPy's C Philox): block ``b``
+Mirrors ``random.philox4x64_reference`` (and so NumPy's C Philox): block ``b``
 of a draw starting at counter ``c`` is philox(c + 1 + b, (key, 0)), the counter
 a 256-bit number (a wrapped low word carries into the next), and its four
 words are values 4b..4b+3. The kernel is declared through ``cuda_registry``

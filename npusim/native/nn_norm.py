@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
-from ..kernels import normalization as K
+from ..kernels import nn_norm as K
 from ..kernels.array_api import HALF_TYPES
 from . import common as C
 from . import reductions

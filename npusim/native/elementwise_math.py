@@ -17,9 +17,9 @@ from ..core.tensor import Tensor
 from ..kernels import elementwise_math as KM
 from ..kernels import special as S
 from ..kernels.array_api import HALF_TYPES, compute_dtype, namespace_of
-from . import binary as B
+from . import elementwise_binary as B
 from . import common as C
-from . import nn_activation_ops
+from . import nn_activation
 from . import unary as U
 
 _F32 = np.dtype(np.float32)
@@ -94,12 +94,12 @@ def polygamma_(self, n):
 
 
 def logit_out(self, eps=None, out=None):
-    r = nn_activation_ops.logit(self, eps)
+    r = nn_activation.logit(self, eps)
     return C.finish_out(out, r._a, r.dtype, r._device)
 
 
 def logit_(self, eps=None):
-    r = nn_activation_ops.logit(self, eps)
+    r = nn_activation.logit(self, eps)
     C.check_inplace(self, r.dtype, r._a.shape)
     return C.write_out(self, r._a)
 
