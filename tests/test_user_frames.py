@@ -64,3 +64,21 @@ def test_user_frames_keeps_user_frames_innermost_first_and_respects_limit():
     assert frames[1].f_code is sys._getframe().f_code
     assert all(not user_frames.is_internal(f) for f in frames)
     assert len(user_frames.user_frames(limit=1)) == 1
+
+
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn()
+    return w
+
+
+def test_indexing_warnings_name_the_users_line(monkeypatch):
+    from npusim.native import indexing_ops
+    monkeypatch.setattr(indexing_ops, "_scatter_reduce_warned", False)     # torch warns once per process
+    expanded = npusim.zeros(3).expand(2, 3)
+    w = _warnings_of(lambda: expanded.index_put_((npusim.tensor([0]),), npusim.tensor(1.0)))
+    w += _warnings_of(lambda: npusim.zeros(3)[npusim.tensor([1, 0, 1], dtype=npusim.uint8)])
+    w += _warnings_of(lambda: npusim.zeros(2, 3).scatter_(1, npusim.tensor([[0]]), npusim.ones(1, 1), reduce="add"))
+    assert [str(r.message).split()[:2] for r in w] == [["Use", "of"], ["indexing", "with"], ["The", "reduce"]]
+    assert all(r.filename == __file__ for r in w), [(r.filename, r.lineno) for r in w]

@@ -11,12 +11,12 @@ their meaning.
 """
 from __future__ import annotations
 
-import sys
 import threading
 import warnings
 
 from ..core.dispatch.api_usage import log_api_usage_once
 from ..core.c10.device import CPU
+from ..core.c10.user_frames import user_stacklevel
 from ..core.tensor import Tensor, make
 from ..library import DispatchKey, DispatchKeySet
 from .memory import memory
@@ -125,9 +125,11 @@ def cpu_fallback(op, *args, **kwargs):
         first = name not in _warned
         _warned.add(name)
     if first and m == "warn":
+        # the depth between the user's call and this fallback varies (Autograd/Autocast keys, profiling
+        # callbacks, Tensor methods, composite ops): the user's line is found, not assumed
         warnings.warn(f"Operator '{name}' is not currently supported on the npu backend and will fall back to run "
                       f"on the CPU. This may have performance implications.", UserWarning,
-                      stacklevel=_user_stacklevel())
+                      stacklevel=user_stacklevel())
     moved = []
     cpu_args = [_to_cpu(a, moved) for a in args]
     cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
@@ -145,29 +147,6 @@ def cpu_fallback(op, *args, **kwargs):
         if orig is not None:
             _write_back(orig, cpu_t)
     return _restore(result, originals, device)
-
-
-# code npusim generates at run time (dispatch functions, device guards) has these file names
-_GENERATED = ("<dispatch ", "<device guard ")
-
-
-def _is_internal(frame) -> bool:
-    name = frame.f_globals.get("__name__") or ""
-    return name == "npusim" or name.startswith("npusim.") or frame.f_code.co_filename.startswith(_GENERATED)
-
-
-def _user_stacklevel() -> int:
-    """The warning's stacklevel that names the first frame outside npusim (the user's line).
-
-    The depth between the user's call and this fallback varies (Autograd/Autocast keys,
-    profiling callbacks, Tensor methods, composite ops), so it is found, not assumed.
-    """
-    frame = sys._getframe(2)   # the caller of cpu_fallback
-    level = 2
-    while frame is not None and _is_internal(frame):
-        frame = frame.f_back
-        level += 1
-    return level if frame is not None else 2
 
 
 def _tensors(values):

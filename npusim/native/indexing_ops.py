@@ -7,12 +7,12 @@ cpu while ``self`` lives on another device, as torch allows for ``index``.
 """
 from __future__ import annotations
 
-import sys
 import warnings
 
 import numpy as np
 
 from ..core.c10.device import CPU
+from ..core.c10.user_frames import user_stacklevel
 from .common import checked_scalar
 from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import indexing as K
@@ -39,11 +39,7 @@ _scatter_reduce_warned = False  # torch warns once per process
 
 def _warn(message):
     """A UserWarning attributed to the first caller outside npusim (the user's line)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and (frame.f_globals.get("__name__", "").startswith("npusim")
-                                 or frame.f_code.co_filename.startswith("<dispatch")):
-        frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
+    warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 # --- arguments ----------------------------------------------------------------------------------
