@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import math
 
-from ..autograd import Function, is_grad_enabled
+from .. import is_grad_enabled, ops
+from ..autograd import Function
 from ..kernels import activation as K
 from ..library import Library
-from ..native import common as C
-from ..core.dispatch.ops_namespace import aten
+from ..privateuse1 import array_of, device_of, from_array
+from ..privateuse1.kernels import scalar_type_name
+
+aten = ops.aten
 
 
 def _float_input(t, kernel_name):
     if not t.is_floating_point():
-        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{C.tname(t._a.dtype)}'")
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for '{scalar_type_name(t.dtype)}'")
 
 
 def _selu_grad_graph(g, x):
@@ -61,14 +64,14 @@ class SeluFunction(Function):
     def forward(ctx, input):
         _float_input(input, "elu_cpu")
         ctx.save_for_backward(input)
-        return C.make(K.selu(input._a), input._device)
+        return from_array(K.selu(array_of(input)), device_of(input))
 
     @staticmethod
     def backward(ctx, grad_output):
         (input,) = ctx.saved_tensors
         if is_grad_enabled():
             return _selu_grad_graph(grad_output, input)
-        return C.make(K.selu_backward(grad_output._a, input._a), input._device)
+        return from_array(K.selu_backward(array_of(grad_output), array_of(input)), device_of(input))
 
 
 class GeluFunction(Function):
@@ -81,14 +84,15 @@ class GeluFunction(Function):
         _float_input(input, "GeluKernelImpl")
         ctx.save_for_backward(input)
         ctx.approximate = approximate
-        return C.make(K.gelu(input._a, approximate), input._device)
+        return from_array(K.gelu(array_of(input), approximate), device_of(input))
 
     @staticmethod
     def backward(ctx, grad_output):
         (input,) = ctx.saved_tensors
         if is_grad_enabled():
             return _gelu_grad_graph(grad_output, input, ctx.approximate), None
-        return C.make(K.gelu_backward(grad_output._a, input._a, ctx.approximate), input._device), None
+        grad_input = K.gelu_backward(array_of(grad_output), array_of(input), ctx.approximate)
+        return from_array(grad_input, device_of(input)), None
 
 
 def selu_autograd(self):

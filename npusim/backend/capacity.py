@@ -8,7 +8,8 @@ broadcast shape, the matmul shape, the repeated size...) is compared with the
 device's free memory first, and an oversized request raises OutOfMemoryError
 before NumPy allocates anything. Being a lower bound, the check never refuses a
 result that would fit; the exact accounting still happens when the result's
-storage is made. Small inputs skip the arithmetic (one multiplication).
+storage is made. Small inputs skip the arithmetic (one multiplication). Which ops
+are checked, with which kind of bound, is declared in the npu's op table (``op_table.py``).
 
 In cuda mode CuPy's own allocation fails cleanly, so the checks step aside.
 """
@@ -22,7 +23,9 @@ import numpy as np
 
 from ..core.c10 import codegen
 from ..core.tensor import Tensor
+from . import op_table
 from .memory import memory
+from .op_table import Bound
 
 # Results below this many bytes are never worth checking early: NumPy making them is harmless.
 _EARLY = 1 << 20
@@ -180,36 +183,24 @@ def _upsampled(args, kwargs) -> int:
     return a.shape[0] * a.shape[1] * max(int(size[0]), 0) * max(int(size[1]), 0) * _floor_itemsize(a)
 
 
-_UNARY_BOOL_RESULT = ("isfinite", "isinf", "isnan", "logical_not", "signbit")
-_SAME_SHAPE = ("clone", "contiguous", "flip", "roll", "tril", "triu", "_softmax", "_log_softmax", "elu", "gelu",
-               "silu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "log_sigmoid", "logit", "mish",
-               "softplus", "threshold")
-_SAME_SHAPE_ANY_DTYPE = ("cumsum", "cumprod", "softmax", "log_softmax")     # they take a dtype= argument
-_BOOL_RESULT = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor")
-_BROADCASTING = ("add", "sub", "mul", "div", "rsub", "pow", "remainder", "fmod", "floor_divide", "maximum",
-                 "minimum", "max.other", "min.other", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "lerp",
-                 "where", "clamp", "clamp_min", "clamp_max", "addcmul", "addcdiv", "masked_fill")
-
-# op (every overload of it) or "op.overload" -> lower bound of its result bytes
-BOUNDS = {
-    **{name: _broadcast for name in _BROADCASTING},
-    **{name: functools.partial(_broadcast, bool_result=True) for name in _BOOL_RESULT},
-    **{name: _matmul for name in ("mm", "bmm", "matmul", "addmm", "baddbmm")},
-    "outer": _outer,
-    **{name: _same_as_self for name in _SAME_SHAPE},
-    **{name: functools.partial(_same_as_self, itemsize=1) for name in _UNARY_BOOL_RESULT + _SAME_SHAPE_ANY_DTYPE},
-    "repeat": _repeat, "tile": _repeat, "repeat_interleave": _repeat_interleave,
-    "index_select": _index_select, "gather": _gather, "embedding": _embedding, "one_hot": _one_hot,
-    "cat": _joined, "stack": _joined, "constant_pad_nd": _padded,
-    "upsample_nearest2d": _upsampled, "upsample_bilinear2d": _upsampled,
+# each kind of bound the op table declares -> the function computing it
+_BOUNDS = {
+    Bound.BROADCAST: _broadcast,
+    Bound.BROADCAST_BOOL: functools.partial(_broadcast, bool_result=True),
+    Bound.MATMUL: _matmul,
+    Bound.OUTER: _outer,
+    Bound.SAME_AS_SELF: _same_as_self,
+    Bound.SELF_ELEMENTS: functools.partial(_same_as_self, itemsize=1),
+    Bound.REPEAT: _repeat,
+    Bound.REPEAT_INTERLEAVE: _repeat_interleave,
+    Bound.INDEX_SELECT: _index_select,
+    Bound.GATHER: _gather,
+    Bound.EMBEDDING: _embedding,
+    Bound.ONE_HOT: _one_hot,
+    Bound.JOINED: _joined,
+    Bound.PADDED: _padded,
+    Bound.UPSAMPLED: _upsampled,
 }
-
-
-def _bound_of(name, kernel):
-    bound = BOUNDS.get(name) or BOUNDS.get(name.split(".")[0])
-    if bound is None and getattr(kernel, "__module__", "") == "npusim.native.unary":
-        bound = _same_as_self   # every unary math op: one result element per input element
-    return bound
 
 
 def _check(bound, args, kwargs) -> None:
@@ -226,8 +217,9 @@ def _check(bound, args, kwargs) -> None:
 
 # Every npu call of these ops pays the wrapper, so it is generated with the kernel's own signature (no
 # *args/**kwargs packing) and its common small case costs an attribute read or two and a comparison: the
-# product of the sizes of the leading ``gate`` tensor arguments bounds the result's elements from above, and
-# only a product past _EARLY_ELEMENTS computes the real bound. Gate 0 checks on every call (rare ops).
+# product of the sizes of the leading ``gate`` tensor arguments (declared in the op table) bounds the result's
+# elements from above, and only a product past _EARLY_ELEMENTS computes the real bound. Gate 0 checks on
+# every call (rare ops).
 _EARLY_ELEMENTS = _EARLY // _WIDEST
 
 def _checked(kernel, bound, gate: int, served: str):
@@ -264,21 +256,6 @@ _HELPERS = ("_kernel", "_bound", "_check", "_early")
 _GEN_GLOBALS = {"__name__": __name__}
 
 
-_TERNARY = ("lerp", "where", "clamp", "addcmul", "addcdiv")
-
-
-def _gate_for(name, bound) -> int:
-    base = name.split(".")[0]
-    func = bound.func if isinstance(bound, functools.partial) else bound
-    if func is _same_as_self:
-        return 1
-    if func is _outer or func is _matmul and base in ("mm", "bmm", "matmul"):
-        return 2
-    if func is _broadcast and base not in _TERNARY:
-        return 2
-    return 0
-
-
 def with_capacity_checks(kernels: dict) -> dict:
     """The kernel table with the kernels of ops that can outgrow their inputs wrapped in a capacity check.
 
@@ -288,7 +265,8 @@ def with_capacity_checks(kernels: dict) -> dict:
     for name, fn in kernels.items():
         if name.split(".")[0].endswith("_"):
             continue
-        bound = _bound_of(name, fn)
-        if bound is not None:
-            out[name] = _checked(fn, bound, _gate_for(name, bound), name if "::" in name else "aten::" + name)
+        op = op_table.facts(name)
+        if op is not None and op.capacity is not None:
+            out[name] = _checked(fn, _BOUNDS[op.capacity], op.capacity_gate,
+                                 name if "::" in name else "aten::" + name)
     return out

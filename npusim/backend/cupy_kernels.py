@@ -23,8 +23,11 @@ from ..core.tensor import Tensor
 from ..kernels import cuda_registry as cuda
 from ..library import Library
 from ..native import common as C
+from . import op_table
 
-HOT_OPS = ("add.Tensor", "sigmoid", "gelu", "linalg_vector_norm")
+# the overloads with a CuPy specialisation, as the op table declares them: add.Tensor, sigmoid, gelu,
+# linalg_vector_norm
+HOT_OPS = op_table.HOT_OPS
 
 # float16 and float32 compute in float, float64 in double (torch's opmath types)
 _PREAMBLE = """

@@ -11,10 +11,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..core.autocast import state as _autocast
-from ..core.c10 import dtype as _dtypes
-from ..core.c10.device import device as _device
-from ..core.c10.device import privateuse1_backend_name
+import npusim as _npusim   # the public names (dtypes, autocast state): bound before the backend registers
+from .. import device as _device
+from ..privateuse1 import privateuse1_backend_name, seed_value
 from . import fallback as _fallback
 from . import nvml as _nvml
 from .generator import defaults as _generators
@@ -207,27 +206,27 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 def get_amp_supported_dtype() -> list:
     """The dtypes npu autocast can run in: float16, and bfloat16 where the device has it."""
     if is_bf16_supported(including_emulation=False):
-        return [_dtypes.float16, _dtypes.bfloat16]
-    return [_dtypes.float16]
+        return [_npusim.float16, _npusim.bfloat16]
+    return [_npusim.float16]
 
 
 def is_autocast_enabled() -> bool:
     """Whether npu autocast is on in this thread."""
-    return _autocast.is_autocast_enabled(privateuse1_backend_name())
+    return _npusim.is_autocast_enabled(privateuse1_backend_name())
 
 
 def set_autocast_enabled(enable: bool) -> None:
-    _autocast.set_autocast_enabled(privateuse1_backend_name(), enable)
+    _npusim.set_autocast_enabled(privateuse1_backend_name(), enable)
 
 
 def get_autocast_dtype():
     """The dtype npu autocast runs lower-precision ops in (float16 unless set)."""
-    return _autocast.get_autocast_dtype(privateuse1_backend_name())
+    return _npusim.get_autocast_dtype(privateuse1_backend_name())
 
 
 def set_autocast_dtype(dtype) -> None:
     """Set the npu autocast dtype; it must be one of ``get_amp_supported_dtype()``."""
-    if not isinstance(dtype, _dtypes.dtype):
+    if not isinstance(dtype, _npusim.dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 1) must be npusim.dtype, not "
                         f"{type(dtype).__name__}")
     supported = get_amp_supported_dtype()
@@ -235,7 +234,7 @@ def set_autocast_dtype(dtype) -> None:
         name = privateuse1_backend_name()
         raise RuntimeError(f"{name} Autocast only supports dtypes of {', '.join(map(str, supported))} currently, "
                            f"but got {dtype}.")
-    _autocast.set_autocast_dtype(privateuse1_backend_name(), dtype)
+    _npusim.set_autocast_dtype(privateuse1_backend_name(), dtype)
 
 
 # --- utilisation and free memory ------------------------------------------------------------------
@@ -468,14 +467,12 @@ def _when_initialised(kind, fn) -> None:
 
 def manual_seed(seed) -> None:
     """Seed the current npu's default generator (applied when the npu initialises, if it has not yet)."""
-    from ..core.c10.generator import seed_value
     s = seed_value(int(seed))
     _when_initialised("manual_seed", lambda rt: _generators.get(rt.current_device()).manual_seed(s))
 
 
 def manual_seed_all(seed) -> None:
     """Seed the default generator of every npu."""
-    from ..core.c10.generator import seed_value
     s = seed_value(int(seed))
 
     def apply(rt):

@@ -10,8 +10,8 @@ from __future__ import annotations
 import itertools
 import time
 
-from ..core.c10.device import PRIVATEUSE1
-from ..core.c10.stream import Event as _Event
+from ..privateuse1 import PRIVATEUSE1
+from ..privateuse1 import Event as _Event
 from .runtime import runtime
 from .streams import current_stream, pools
 

@@ -6,8 +6,8 @@ Philox kernel on a GPU).
 """
 from __future__ import annotations
 
-from ..core.c10.device import device
-from ..core.c10.generator import DEFAULT_SEED, Generator
+from .. import device
+from ..privateuse1 import DEFAULT_SEED, Generator
 from .runtime import runtime
 
 

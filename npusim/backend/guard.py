@@ -7,8 +7,8 @@ the runtime (per thread); the current streams in ``streams``; event handles in
 """
 from __future__ import annotations
 
-from ..core.c10.device import PRIVATEUSE1, device, privateuse1_backend_name
-from ..core.c10.device_guard import DeviceGuardImplInterface
+from .. import device
+from ..privateuse1 import PRIVATEUSE1, DeviceGuardImplInterface, privateuse1_backend_name
 from ..kernels import device_checks
 from . import events, streams
 from .runtime import runtime

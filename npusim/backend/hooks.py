@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.c10.device_hooks import DeviceHooks
+from .. import device as _device
+from ..privateuse1 import DeviceHooks, from_array
 from .runtime import runtime
 from .storage import cuda_storage_maker, storage_maker
 
 
 class NpuHooks(DeviceHooks):
-    """Device facts for core. Every new array is accounted in the device's allocator."""
+    """Device facts for the framework. Every new array is accounted in the device's allocator."""
 
     def __init__(self, memory):
         self.memory = memory          # backend.memory.MemoryManager
@@ -59,8 +60,5 @@ class NpuHooks(DeviceHooks):
     def from_dlpack(self, ext, kind, index):
         if kind == 2 and runtime.mode == "cuda":
             import cupy
-
-            from ..core.c10.device import device as _device
-            from ..core.tensor import make
-            return make(cupy.from_dlpack(ext), _device("npu", int(index)))
+            return from_array(cupy.from_dlpack(ext), _device("npu", int(index)))
         return None

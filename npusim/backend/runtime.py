@@ -11,9 +11,7 @@ import importlib.util
 import os
 import threading
 
-from ..core.dispatch.api_usage import log_api_usage_once
-from ..core.c10.device import PRIVATEUSE1
-from ..core.c10.device_hooks import refuse_device_type
+from ..privateuse1 import PRIVATEUSE1, log_api_usage_once, refuse_device_type
 from .config import Config, read_config
 
 

@@ -10,7 +10,7 @@ torch stores these maps as ``str -> bool`` and must be able to skip them.
 """
 from __future__ import annotations
 
-from ..serialization import register_backend_meta_serialization
+from ..privateuse1 import register_backend_meta_serialization
 
 FORMAT_KEY = "npu_format"
 VERSION_KEY = "npu_meta_version"

@@ -1,7 +1,7 @@
 """Storage of npu tensors: an UntypedStorage that returns its bytes to the allocator when it dies."""
 from __future__ import annotations
 
-from ..core.c10.storage import UntypedStorage
+from ..privateuse1 import UntypedStorage
 from . import allocator as _allocator
 
 
@@ -39,7 +39,7 @@ class NpuStorage(UntypedStorage):
         return self.clone()
 
     def __reduce_ex__(self, protocol):
-        return _restore, (bytes(self.cpu()._bytes()), str(self._device))
+        return _restore, (bytes(self.cpu()._bytes()), str(self.device))
 
 
 class _CudaNpuStorage(NpuStorage):

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import threading
 
-from ..core.c10.device import PRIVATEUSE1
-from ..core.c10.device import device as _device
-from ..core.c10.stream import Stream as _Stream
+from .. import device as _device
+from ..privateuse1 import PRIVATEUSE1
+from ..privateuse1 import Stream as _Stream
 from .runtime import runtime
 
 __all__ = ["Stream", "StreamContext", "stream", "set_stream", "current_stream", "default_stream"]

@@ -42,7 +42,7 @@ from .hooks import (
     ProfilerHooks, build_info, get_profiler_hooks, register_build_info, register_collective_backends,
     register_profiler_hooks,
 )
-from .kernels import generic_kernels
+from .kernels import composite_kernels, generic_kernels
 from .tensors import array_of, bump_version, device_of, from_array, replace_array
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
     "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type",
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
-    "from_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",
+    "from_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels", "composite_kernels",
     "register_autocast_policies", "register_backend_meta_serialization",
     "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
     "register_collective_backends",
