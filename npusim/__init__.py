@@ -120,16 +120,10 @@ __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray"
     + list(_linear_algebra.__all__) + list(_pointwise.__all__) + list(_misc.__all__) \
     + list(_random_samplers.__all__)
 
-# torch's nn ops in the top-level namespace, the *_copy functions, then torch.<op>_ for every in-place
-# Tensor method bound by now (last: each binds only names npusim does not have yet)
-from .api import nn as _torch_namespace_nn  # noqa: E402
-from .api import inplace as _inplace_functions  # noqa: E402
-for _extra in ({n: getattr(_torch_namespace_nn, n) for n in _torch_namespace_nn.__all__},
-               {n: getattr(_inplace_functions, n) for n in _inplace_functions.__all__},
-               _inplace_functions.inplace_functions()):
-    _new = [n for n in _extra if n not in globals()]
-    globals().update({n: _extra[n] for n in _new})
-    __all__ += _new
-del _extra, _new
+# torch's nn ops in the top-level namespace, the *_copy functions and torch.<op>_ (names no module above has)
+from .api.nn import *  # noqa: F401,F403,E402  (relu_, dropout, pdist...)
+from .api.inplace import *  # noqa: F401,F403,E402  (exp_, index_reduce, view_copy...)
+from .api import inplace as _inplace_functions, nn as _torch_namespace_nn  # noqa: E402
+__all__ += list(_torch_namespace_nn.__all__) + list(_inplace_functions.__all__)
 
 _log_api_usage_once("python.import")

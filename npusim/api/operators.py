@@ -78,15 +78,50 @@ def _unary(name, op_name=None, has_out=True):
     return _export(fn)
 
 
-for _n in ("neg", "abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
-           "sigmoid", "erf", "floor", "ceil", "trunc", "sign", "sgn", "angle", "reciprocal", "exp2", "log2", "log10",
-           "sinh", "cosh", "asin", "acos", "atan", "logical_not", "bitwise_not", "square"):
-    globals()[_n] = _unary(_n)
-for _alias, _n in (("negative", "neg"), ("absolute", "abs"), ("fix", "trunc"), ("arcsin", "asin"),
-                   ("arccos", "acos"), ("arctan", "atan")):
-    globals()[_alias] = _unary(_alias, _n)
-for _n in ("isnan", "isinf", "isfinite", "relu"):
-    globals()[_n] = _unary(_n, has_out=False)
+neg = _unary("neg")
+abs = _unary("abs")
+exp = _unary("exp")
+log = _unary("log")
+log1p = _unary("log1p")
+expm1 = _unary("expm1")
+sqrt = _unary("sqrt")
+rsqrt = _unary("rsqrt")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+tanh = _unary("tanh")
+sigmoid = _unary("sigmoid")
+erf = _unary("erf")
+floor = _unary("floor")
+ceil = _unary("ceil")
+trunc = _unary("trunc")
+sign = _unary("sign")
+sgn = _unary("sgn")
+angle = _unary("angle")
+reciprocal = _unary("reciprocal")
+exp2 = _unary("exp2")
+log2 = _unary("log2")
+log10 = _unary("log10")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+logical_not = _unary("logical_not")
+bitwise_not = _unary("bitwise_not")
+square = _unary("square")
+# torch's aliases: the same op under another name
+negative = _unary("negative", "neg")
+absolute = _unary("absolute", "abs")
+fix = _unary("fix", "trunc")
+arcsin = _unary("arcsin", "asin")
+arccos = _unary("arccos", "acos")
+arctan = _unary("arctan", "atan")
+# no out= form
+isnan = _unary("isnan", has_out=False)
+isinf = _unary("isinf", has_out=False)
+isfinite = _unary("isfinite", has_out=False)
+relu = _unary("relu", has_out=False)
 
 
 def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False, export=True):
@@ -128,15 +163,23 @@ maximum = _binary("maximum", ("default",), tensor_other=True)
 minimum = _binary("minimum", ("default",), tensor_other=True)
 atan2 = _binary("atan2", ("default",), tensor_other=True)
 arctan2 = _binary("arctan2", ("default",), op_name="atan2", tensor_other=True)
-for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
-    globals()[_n] = _binary(_n, out="Tensor_out")
-for _alias, _n in (("greater", "gt"), ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
-                   ("not_equal", "ne")):
-    globals()[_alias] = _binary(_alias, out="Tensor_out", op_name=_n)
-for _n in ("logical_and", "logical_or", "logical_xor"):
-    globals()[_n] = _binary(_n, ("default",), tensor_other=True)
-for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-    globals()[_n] = _binary(_n, out="Tensor_out")
+eq = _binary("eq", out="Tensor_out")
+ne = _binary("ne", out="Tensor_out")
+lt = _binary("lt", out="Tensor_out")
+le = _binary("le", out="Tensor_out")
+gt = _binary("gt", out="Tensor_out")
+ge = _binary("ge", out="Tensor_out")
+greater = _binary("greater", out="Tensor_out", op_name="gt")
+greater_equal = _binary("greater_equal", out="Tensor_out", op_name="ge")
+less = _binary("less", out="Tensor_out", op_name="lt")
+less_equal = _binary("less_equal", out="Tensor_out", op_name="le")
+not_equal = _binary("not_equal", out="Tensor_out", op_name="ne")
+logical_and = _binary("logical_and", ("default",), tensor_other=True)
+logical_or = _binary("logical_or", ("default",), tensor_other=True)
+logical_xor = _binary("logical_xor", ("default",), tensor_other=True)
+bitwise_and = _binary("bitwise_and", out="Tensor_out")
+bitwise_or = _binary("bitwise_or", out="Tensor_out")
+bitwise_xor = _binary("bitwise_xor", out="Tensor_out")
 
 _add, _add_out = _ov("add", "Tensor"), _ov("add", "out")
 _sub, _sub_out = _ov("sub", "Tensor"), _ov("sub", "out")

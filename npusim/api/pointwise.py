@@ -51,13 +51,28 @@ def _unary(name, op_name=None, has_out=True):
     return _export(fn)
 
 
+# the unary ops and aliases (their Tensor methods are bound from these lists below)
 _UNARY = ("acosh", "asinh", "atanh", "erfc", "erfinv", "lgamma", "digamma", "i0", "sinc", "deg2rad", "rad2deg",
           "frac", "isneginf", "isposinf", "signbit")
 _ALIASES = (("arccosh", "acosh"), ("arcsinh", "asinh"), ("arctanh", "atanh"))
-for _n in _UNARY:
-    globals()[_n] = _unary(_n)
-for _alias, _n in _ALIASES:
-    globals()[_alias] = _unary(_alias, _n)
+acosh = _unary("acosh")
+asinh = _unary("asinh")
+atanh = _unary("atanh")
+erfc = _unary("erfc")
+erfinv = _unary("erfinv")
+lgamma = _unary("lgamma")
+digamma = _unary("digamma")
+i0 = _unary("i0")
+sinc = _unary("sinc")
+deg2rad = _unary("deg2rad")
+rad2deg = _unary("rad2deg")
+frac = _unary("frac")
+isneginf = _unary("isneginf")
+isposinf = _unary("isposinf")
+signbit = _unary("signbit")
+arccosh = _unary("arccosh", "acosh")
+arcsinh = _unary("arcsinh", "asinh")
+arctanh = _unary("arctanh", "atanh")
 isreal = _unary("isreal", has_out=False)
 
 
@@ -103,8 +118,15 @@ def _tensor_binary(name, argname="other"):
     return _export(fn)
 
 
-for _n in ("hypot", "fmax", "fmin", "logaddexp", "logaddexp2", "nextafter", "ldexp", "gcd", "lcm"):
-    globals()[_n] = _tensor_binary(_n)
+hypot = _tensor_binary("hypot")
+fmax = _tensor_binary("fmax")
+fmin = _tensor_binary("fmin")
+logaddexp = _tensor_binary("logaddexp")
+logaddexp2 = _tensor_binary("logaddexp2")
+nextafter = _tensor_binary("nextafter")
+ldexp = _tensor_binary("ldexp")
+gcd = _tensor_binary("gcd")
+lcm = _tensor_binary("lcm")
 heaviside = _tensor_binary("heaviside", "values")
 
 _SCALAR_SELF = ("(Tensor input, Tensor other, *, Tensor out = None)", "(Number self, Tensor other, *, Tensor out = None)",
