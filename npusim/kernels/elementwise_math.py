@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .array_api import as_array, namespace_of
+from .array_api import BFLOAT16, as_array, namespace_of
 
 
 def _xp(a, b=None):
@@ -136,3 +136,10 @@ def right_shift(a, b, out=None):
     r = xp.where(ok, xp.right_shift(a, safe), fill).astype(dt, copy=False)
     return _ret(r, out)
 
+
+def frexp(a):
+    """(mantissa, exponent) with ``a == mantissa * 2**exponent``; the exponent is int32."""
+    xp = namespace_of(a)
+    work = a.astype(np.float32) if a.dtype == BFLOAT16 or a.dtype == np.float16 else a
+    m, e = xp.frexp(work)
+    return as_array(m).astype(a.dtype, copy=False), as_array(e).astype(np.int32, copy=False)

@@ -1,4 +1,4 @@
-"""Array kernels of searchsorted / bucketize, isin and frexp, over NumPy or CuPy arrays.
+"""Array kernels of searchsorted / bucketize and isin, over NumPy or CuPy arrays.
 
 Comparisons run on a common dtype the caller chose; bfloat16 goes through float32 (exact),
 because NumPy cannot sort or search the extension dtype.
@@ -8,8 +8,6 @@ from __future__ import annotations
 import numpy as np
 
 from .array_api import BFLOAT16, as_array, namespace_of
-
-_INT32 = np.dtype(np.int32)
 
 
 def _searchable(a):
@@ -74,11 +72,3 @@ def isin(elements, test_elements, *, invert):
     xp = namespace_of(elements)
     r = xp.isin(_searchable(elements), _searchable(test_elements).ravel(), invert=invert)
     return as_array(r)
-
-
-def frexp(a):
-    """(mantissa, exponent) with ``a == mantissa * 2**exponent``; the exponent is int32."""
-    xp = namespace_of(a)
-    work = a.astype(np.float32) if a.dtype == BFLOAT16 or a.dtype == np.float16 else a
-    m, e = xp.frexp(work)
-    return as_array(m).astype(a.dtype, copy=False), as_array(e).astype(_INT32, copy=False)

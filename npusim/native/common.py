@@ -323,6 +323,13 @@ def finish_inplace(self: Tensor, r, dt: D.dtype):
     return write_out(self, r)
 
 
+def int_list(v):
+    """An int or a sequence of ints as a list of Python ints."""
+    if isinstance(v, (list, tuple)):
+        return [int(x) for x in v]
+    return [int(v)]
+
+
 def dims_arg(dim, ndim):
     """Normalise an int / list of ints / None dim argument to a sorted tuple of axes (None = all)."""
     if dim is None:

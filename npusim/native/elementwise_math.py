@@ -242,6 +242,13 @@ def float_power_(self, exponent):
     return aten.pow_.Scalar(self, _double(exponent))
 
 
+def frexp(self):
+    if not self.is_floating_point():
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = KM.frexp(self._a)
+    return C.wrap(m, self._device), C.wrap(e, self._device)
+
+
 # --- the tables -------------------------------------------------------------------------------------------
 
 def _build():
@@ -280,7 +287,7 @@ def _build():
     return t
 
 
-KERNELS = _build()
+KERNELS = {**_build(), "frexp.Tensor": frexp}
 # float_power decomposes into _to_copy and pow (CompositeImplicitAutograd, as in torch)
 COMPOSITE_IMPLICIT = {
     "float_power.Tensor_Tensor": float_power, "float_power.Tensor_Scalar": float_power,

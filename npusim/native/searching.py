@@ -1,4 +1,4 @@
-"""Tensor-level kernels of searchsorted, bucketize, isin and frexp, with torch's argument checks.
+"""Tensor-level kernels of searchsorted, bucketize and isin, with torch's argument checks.
 
 Operands are compared in their promoted dtype; the array work lives in ``npusim.kernels.searching``.
 """
@@ -83,16 +83,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return C.wrap(r, dev)
 
 
-def frexp(self):
-    if not self.is_floating_point():
-        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = KM.frexp(self._a)
-    return C.wrap(m, self._device), C.wrap(e, self._device)
-
-
 KERNELS = {
     "searchsorted.Tensor": searchsorted, "searchsorted.Scalar": searchsorted,
     "bucketize.Tensor": bucketize, "bucketize.Scalar": bucketize,
     "isin.Tensor_Tensor": isin, "isin.Tensor_Scalar": isin, "isin.Scalar_Tensor": isin,
-    "frexp.Tensor": frexp,
 }

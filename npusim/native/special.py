@@ -2,7 +2,7 @@
 zeta): integral inputs compute in the default float dtype, 16-bit floats through float32, as torch."""
 from __future__ import annotations
 
-from ..kernels import special_extra as SX
+from ..kernels import special as K
 from ..kernels.array_api import HALF_TYPES
 from . import elementwise_binary as B
 from . import common as C
@@ -18,10 +18,11 @@ def _no_half(fn, kernel):
     return run
 
 
-_UNARY = {"special_ndtr": SX.ndtr, "special_log_ndtr": _no_half(SX.log_ndtr, "log_ndtr_cpu"),
-          "special_ndtri": _no_half(SX.ndtri, "ndtri_cpu"), "special_erfcx": _no_half(SX.erfcx, "erfcx_cpu"), "special_i0e": SX.i0e, "special_i1e": SX.i1e, "special_entr": SX.entr}
-_BINARY = {"special_xlog1py": B._family(B._float_compute(SX.xlog1py)),
-           "special_zeta": B._family(B._float_compute(SX.zeta))}
+_UNARY = {"special_ndtr": K.ndtr, "special_log_ndtr": _no_half(K.log_ndtr, "log_ndtr_cpu"),
+          "special_ndtri": _no_half(K.ndtri, "ndtri_cpu"), "special_erfcx": _no_half(K.erfcx, "erfcx_cpu"),
+          "special_i0e": K.i0e, "special_i1e": K.i1e, "special_entr": K.entr}
+_BINARY = {"special_xlog1py": B._family(B._float_compute(K.xlog1py)),
+           "special_zeta": B._family(B._float_compute(K.zeta))}
 
 
 def _build():
@@ -35,4 +36,3 @@ def _build():
 
 
 KERNELS = _build()
-COMPOSITE_IMPLICIT: dict = {}

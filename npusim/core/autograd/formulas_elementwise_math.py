@@ -188,3 +188,10 @@ def ldexp_backward(ctx, g):
     scale = aten.exp2.default(e)
     return (as_input(_mul(g, scale), x) if n[0] else None,
             as_input(_mul(_mul(_mul(g, x), scale), math.log(2.0)), e) if n[1] else None)
+
+
+@derivative("frexp.Tensor", save_result=True, nondiff_outputs=(1,))
+def frexp_backward(ctx, g, g_exponent=None):
+    # self = mantissa * 2**exponent with the exponent piecewise constant: d mantissa / d self = 2**-exponent
+    # (the exponent goes to g's dtype first, so float64 exponents beyond float32's range stay finite)
+    return aten.div.Tensor(g, aten.exp2.default(ctx.result[1].to(g.dtype)))
