@@ -354,7 +354,7 @@ def test_same_operation_order_as_torch_bit_for_bit(torch):
         sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
         import numpy as np, torch, npusim
         from test_optim import IEEE_SQRT_FOR_TORCH
-        from test_optim_more import CASES, LBFGS_CASES, run_lbfgs, run_steps, torch_steps
+        from test_optim_adaptive_and_lbfgs import CASES, LBFGS_CASES, run_lbfgs, run_steps, torch_steps
         exec(IEEE_SQRT_FOR_TORCH)
         for name, kw in CASES:
             p, _ = run_steps(name, kw, "cpu")
