@@ -14,14 +14,12 @@ It uses only what a third-party backend could use.
 """
 from __future__ import annotations
 
-from .._device_module import _register_device_module
-from ..core.c10.device_guard import register_guard_impl
-from ..core.c10.device_hooks import register_device_hooks
-from ..core.c10.generator import register_default_generators, register_generator
 from ..library import Library
-from ..privateuse1 import register_build_info, register_collective_backends, register_profiler_hooks
-from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
-from ..utils import generate_methods_for_privateuse1_backend, rename_privateuse1_backend
+from ..privateuse1 import (
+    composite_kernels, generate_methods_for_privateuse1_backend, generic_kernels, register_build_info,
+    register_collective_backends, register_default_generators, register_device_hooks, register_device_module,
+    register_generator, register_guard_impl, register_profiler_hooks, rename_privateuse1_backend,
+)
 from . import copy_kernels, device_module, distributed
 from .build_info import build_info
 from .capacity import with_capacity_checks
@@ -35,6 +33,9 @@ from .hooks import NpuHooks
 from .memory import memory
 from .profiler_hooks import NpuProfilerHooks
 from .runtime import runtime
+
+KERNELS = generic_kernels()
+COMPOSITE, COMPOSITE_IMPLICIT = composite_kernels()
 
 # Ops deliberately left to the CPU fallback, so it is exercised and documented (declared in the op table).
 from .op_table import FALLBACK_OPS  # noqa: E402
@@ -73,7 +74,7 @@ _guard_impl.mark_device_generic(copy_kernels.KERNELS.values())
 _fallback_lib = Library("_", "IMPL")
 _fallback_lib.fallback(cpu_fallback, "PrivateUse1")
 
-_register_device_module("npu", device_module)
+register_device_module("npu", device_module)
 generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 from . import serialization_hooks  # noqa: E402,F401  (npu backend metadata in archives; needs the name 'npu')
 from . import amp  # noqa: E402  (AutocastPrivateUse1 policies, npusim.npu.amp; needs the device module)
