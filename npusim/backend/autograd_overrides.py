@@ -21,7 +21,7 @@ import math
 
 from .. import is_grad_enabled, ops
 from ..autograd import Function
-from ..kernels import activation as K
+from ..kernels import nn_activation as K
 from ..library import Library
 from ..privateuse1 import array_of, device_of, from_array
 from ..privateuse1.kernels import scalar_type_name

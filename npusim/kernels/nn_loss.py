@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import device_checks as DC
-from .activation import stable_softplus
+from .nn_activation import stable_softplus
 from .array_api import HALF_TYPES, as_array, namespace_of
 
 _F32 = np.dtype(np.float32)

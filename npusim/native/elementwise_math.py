@@ -20,7 +20,7 @@ from ..kernels.array_api import HALF_TYPES, compute_dtype, namespace_of
 from . import elementwise_binary as B
 from . import common as C
 from . import nn_activation
-from . import unary as U
+from . import elementwise_unary as U
 
 _F32 = np.dtype(np.float32)
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
-from ..kernels import activation as K
+from ..kernels import nn_activation as K
 from . import common as C
 
 _BOOL = np.dtype(np.bool_)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ..core.dispatch.ops_namespace import aten
-from ..kernels import activation as K
+from ..kernels import nn_activation as K
 
 
 _SELU_NEG_SATURATION = K.SELU_ALPHA * K.SELU_SCALE   # alpha dropout's value for dropped units (negated)

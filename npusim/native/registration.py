@@ -13,7 +13,7 @@ import pkgutil
 
 from . import elementwise_binary as B
 from . import factories as F
-from . import unary as U
+from . import elementwise_unary as U
 from . import views as V
 
 # The tables a native module may define; each maps an overload name to its kernel.
