@@ -9,35 +9,33 @@ from __future__ import annotations
 
 from ..core.c10.dtype import SCALAR_TYPE_NAME, dtype as _dtype, from_numpy_dtype as _from_np
 from ..kernels.array_api import namespace_of
+from ..native.common import broadcast_shapes as _broadcast_shapes, shape_error as _shape_error
+from ..native.factories import _write
+from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
 
 __all__ = ["generic_kernels", "composite_kernels", "check_broadcastable_to", "write_array", "scalar_type_name"]
 
 
 def generic_kernels() -> dict:
     """``{aten overload name: kernel}``: the device-generic kernels, to register for a backend's key."""
-    from ..native.registration import KERNELS
     return KERNELS
 
 
 def composite_kernels() -> tuple:
     """The device-independent compositions registered once for every backend: ``(explicit, implicit)``
     dicts of ``{name: kernel}`` (a backend marks them as needing no device switch, for one)."""
-    from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT
     return COMPOSITE, COMPOSITE_IMPLICIT
 
 
 def check_broadcastable_to(dst, src) -> None:
     """Raise torch's error unless array ``src`` broadcasts to the shape of array ``dst``."""
-    if src.shape != dst.shape:
-        from ..native.common import broadcast_shapes, shape_error
-        if broadcast_shapes(dst.shape, src.shape) != dst.shape:
-            shape_error(dst, src)
+    if src.shape != dst.shape and _broadcast_shapes(dst.shape, src.shape) != dst.shape:
+        _shape_error(dst, src)
 
 
 def write_array(dst, src) -> None:
     """Copy array ``src`` into array ``dst`` (same array module), broadcasting and casting as ``copy_`` does;
     large NumPy copies run on the intra-op threads."""
-    from ..native.factories import _write
     _write(namespace_of(dst), dst, src)
 
 

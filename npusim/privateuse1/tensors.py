@@ -10,6 +10,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from ..core.tensor import Tensor, make
+from ..native.common import replace_array
 
 __all__ = ["from_array", "array_of", "device_of", "bump_version", "replace_array"]
 
@@ -28,8 +29,5 @@ device_of = attrgetter("_device")
 #: ``bump_version(tensor)``: record an in-place write, as an in-place kernel must (autograd checks versions).
 bump_version = Tensor._bump_version
 
-
-def replace_array(t: Tensor, array) -> None:
-    """Give ``t`` new memory (``resize_`` semantics): a fresh storage holding ``array``; views are left behind."""
-    from ..native.common import replace_array as _replace
-    _replace(t, array)
+#: ``replace_array(tensor, array)``: give the tensor new memory (``resize_`` semantics), a fresh storage holding
+#: ``array``; views of the old memory are left behind.
