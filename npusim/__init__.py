@@ -44,7 +44,8 @@ from .api.factories import (  # noqa: F401
     zeros, zeros_like,
 )
 from .api.random import (  # noqa: F401
-    bernoulli, multinomial, normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+    _sample_dirichlet, _standard_gamma, bernoulli, binomial, multinomial, normal, poisson, rand, rand_like, randint,
+    randint_like, randn, randn_like, randperm,
 )
 from .core.c10.storage import UntypedStorage
 from .core.tensor import Size, Tensor
@@ -57,8 +58,6 @@ from .core.autograd import (  # noqa: F401
 from . import autograd  # noqa: F401
 from .api import linalg  # noqa: F401
 from .api import special  # noqa: F401
-from .api.random_samplers import _sample_dirichlet, _standard_gamma, binomial, poisson  # noqa: F401
-from .api import random_samplers as _random_samplers
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from .core.runtime import parallel_config as _parallel_config, thread_pool as _thread_pool
@@ -118,7 +117,7 @@ def __getattr__(name):
 __all__ = ["Tensor", "Size", "device", "dtype", "tensor", "as_tensor", "asarray", "from_numpy", "from_dlpack",
            "ops", "library", "utils", "UntypedStorage"] + list(_functional_all) + list(_reductions_structure.__all__) \
     + list(_linear_algebra.__all__) + list(_pointwise.__all__) + list(_misc.__all__) \
-    + list(_random_samplers.__all__)
+    + ["poisson", "binomial"]   # of api.random's names, the samplers of distributions (rand & co. unlisted)
 
 # torch's nn ops in the top-level namespace, the *_copy functions and torch.<op>_ (names no module above has)
 from .api.nn import *  # noqa: F401,F403,E402  (relu_, dropout, pdist...)

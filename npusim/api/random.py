@@ -1,13 +1,16 @@
-"""Public random ops (``npusim.rand``, ``randn``, ``randint``...) and the in-place Tensor methods."""
+"""Public random ops (``npusim.rand``, ``randn``, ``randint``...), the samplers of distributions (``poisson``,
+``binomial``, ``_standard_gamma``, ``_sample_dirichlet``) and the in-place Tensor methods."""
 from __future__ import annotations
 
+from ..core.autograd.derivatives import derivative
 from ..core.factories import parse_size
 from ..core.dispatch.ops_namespace import aten
 from .factories import _check_dtype, _finish
 from ..core.tensor import Tensor
 
+# (torch exports _standard_gamma and _sample_dirichlet without listing them)
 __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
-           "bernoulli", "multinomial"]
+           "bernoulli", "multinomial", "poisson", "binomial"]
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -120,6 +123,30 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     return _finish(aten.multinomial.default(input, num_samples, replacement, generator=generator), False, out)
+
+
+# --- samplers of distributions ------------------------------------------------------------------------
+
+def _standard_gamma(input, generator=None):
+    return aten._standard_gamma.default(input, generator=generator)
+
+
+def _sample_dirichlet(input, generator=None):
+    return aten._sample_dirichlet.default(input, generator=generator)
+
+
+def poisson(input, generator=None):
+    return aten.poisson.default(input, generator=generator)
+
+
+def binomial(count, prob, generator=None):
+    return aten.binomial.default(count, prob, generator=generator)
+
+
+@derivative("poisson")
+def _poisson_backward(ctx, g):
+    """Zero: the samples are piecewise constant in the rate (torch's derivative)."""
+    return aten.zeros_like.default(g)
 
 
 # --- Tensor methods --------------------------------------------------------------------------------------
