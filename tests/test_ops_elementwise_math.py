@@ -1,4 +1,5 @@
-"""Extra elementwise math: inverse hyperbolics, special functions, float/integer binary math, predicates.
+"""Elementwise math beyond the arithmetic core (the elementwise_math family): inverse hyperbolics, special
+functions, float/integer binary math, predicates.
 
 Oracle tests compare values, dtypes, gradients and errors with PyTorch; the others check hand-computed
 values, NumPy/math references and float64 gradcheck, so they prove the ops without torch.
