@@ -354,3 +354,40 @@ def np_dtype(dt) -> np.dtype:
     if isinstance(dt, D.dtype):
         return dt.np
     raise TypeError(f"dtype must be npusim.dtype, not {type(dt).__name__}")
+
+
+# --- argument checks shared by the sorting and structure kernels ----------------------------------------------------
+
+# torch's structured out= checks name dtypes by their C++ types
+_CPP_NAME = {np.dtype(np.bool_): "bool", np.dtype(np.uint8): "unsigned char", np.dtype(np.int8): "signed char",
+             np.dtype(np.int16): "short int", np.dtype(np.int32): "int", np.dtype(np.int64): "long int",
+             np.dtype(np.float16): "c10::Half", BFLOAT16: "c10::BFloat16", np.dtype(np.float32): "float",
+             np.dtype(np.float64): "double"}
+
+
+def is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def int_arg(v, op, name, pos):
+    """An int argument, as torch's argument parser takes it (a 1-element integral tensor too)."""
+    if is_int(v):
+        return int(v)
+    if isinstance(v, Tensor) and v.numel() == 1 and not v.is_floating_point() and v.dtype.np != np.bool_:
+        return int(v.item())
+    raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+
+
+def sized_dim(dim, ndim):
+    """A dim whose size the op reads: torch refuses any dim of a 0-dim tensor here."""
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, ndim)
+
+
+def exact_out(out, shape, np_dt, dev):
+    """torch's structured out= rules: same dtype exactly, same device, then resize."""
+    if isinstance(out, Tensor) and out._a.dtype != np_dt:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAME[np_dt]}, but got "
+                           f"{_CPP_NAME[out._a.dtype]} instead")
+    return prepare_out(out, shape, None, dev, check_cast=False)
