@@ -1,4 +1,4 @@
-"""Matrix products and joins over NumPy or CuPy arrays.
+"""Matrix products over NumPy or CuPy arrays.
 
 Callers check shapes and dtypes (and raise torch's errors) before calling in;
 these functions only compute. 16-bit floats are multiplied in float32 and
@@ -63,24 +63,3 @@ def outer(a, b):
     """Every product ``a[i] * b[j]`` (1-D inputs of one dtype)."""
     xp = namespace_of(a)
     return xp.multiply(a[:, None], b)
-
-
-def concatenate(arrays, axis, dtype, out=None):
-    """Join arrays along an existing axis, casting to ``dtype`` on the way (no extra copy).
-
-    The result is C-contiguous whatever the inputs' layout (NumPy alone would pick
-    Fortran order for Fortran-ordered inputs; torch's result is contiguous).
-    """
-    xp = namespace_of(arrays[0])
-    if out is None:
-        shape = list(arrays[0].shape)
-        shape[axis] = sum(a.shape[axis] for a in arrays)
-        out = xp.empty(tuple(shape), dtype)
-    return xp.concatenate(arrays, axis=axis, out=out, casting="unsafe")
-
-
-def stack(arrays, axis, dtype, out=None):
-    """Join arrays along a new axis (views with a size-1 axis, then one concatenate)."""
-    shape = arrays[0].shape
-    shape = shape[:axis] + (1,) + shape[axis:]
-    return concatenate([a.reshape(shape) for a in arrays], axis, dtype, out)

@@ -1,4 +1,5 @@
-"""Shape-building kernels: flip, roll, triangular masks, repeat and repeat_interleave.
+"""Structure kernels: joins (concatenate, stack) and shape building (flip, roll, triangular masks, repeat and
+repeat_interleave).
 
 Every result is a fresh array. Layouts follow torch: flip keeps the input's
 memory order (as ``empty_like``), the others are C-contiguous.
@@ -99,3 +100,24 @@ def repeat_index(repeats):
     """torch.repeat_interleave(repeats): i repeated repeats[i] times, in repeats' dtype."""
     xp = namespace_of(repeats)
     return xp.repeat(xp.arange(repeats.shape[0], dtype=repeats.dtype), repeats.astype(np.int64))
+
+
+def concatenate(arrays, axis, dtype, out=None):
+    """Join arrays along an existing axis, casting to ``dtype`` on the way (no extra copy).
+
+    The result is C-contiguous whatever the inputs' layout (NumPy alone would pick
+    Fortran order for Fortran-ordered inputs; torch's result is contiguous).
+    """
+    xp = namespace_of(arrays[0])
+    if out is None:
+        shape = list(arrays[0].shape)
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+        out = xp.empty(tuple(shape), dtype)
+    return xp.concatenate(arrays, axis=axis, out=out, casting="unsafe")
+
+
+def stack(arrays, axis, dtype, out=None):
+    """Join arrays along a new axis (views with a size-1 axis, then one concatenate)."""
+    shape = arrays[0].shape
+    shape = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([a.reshape(shape) for a in arrays], axis, dtype, out)

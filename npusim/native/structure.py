@@ -14,7 +14,6 @@ import numpy as np
 from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
-from ..kernels import linalg_products as K
 from ..kernels import structure as KS
 from ..kernels.array_api import namespace_of
 from . import common as C
@@ -141,11 +140,11 @@ def _cat(tensors, dim, out):
     if out is None:
         if not kept:
             return C.make(namespace_of(arrays[0]).empty((0,), dt.np), dev)
-        return C.make(K.concatenate(kept, dim, dt.np), dev)
+        return C.make(KS.concatenate(kept, dim, dt.np), dev)
     C.prepare_out(out, shape, dt, dev, check_cast=False)
     if not kept:
         return out
-    return _write_join(out, K.concatenate, kept, dim, dt)
+    return _write_join(out, KS.concatenate, kept, dim, dt)
 
 
 def cat(tensors, dim=0):
@@ -169,10 +168,10 @@ def _stack(tensors, dim, out):
     arrays, dev, same = _arrays(tensors)
     dt = _result_dtype(tensors, arrays, same)
     if out is None:
-        return C.make(K.stack(arrays, dim, dt.np), dev)
+        return C.make(KS.stack(arrays, dim, dt.np), dev)
     _check_cast(dt, out)
     C.prepare_out(out, first[:dim] + (len(arrays),) + first[dim:], dt, dev, check_cast=False)
-    return _write_join(out, K.stack, arrays, dim, dt)
+    return _write_join(out, KS.stack, arrays, dim, dt)
 
 
 def stack(tensors, dim=0):
