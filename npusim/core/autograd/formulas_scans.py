@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
-from .formulas_structure import split_backward
+from .formulas_views import split_backward
 
 
 @derivative("cummax", "cummin", save=("self_meta", "dim"), save_result=True, nondiff_outputs=(1,))

@@ -1,545 +1,14 @@
-"""Backward formulas of reductions, views and shape ops, and matrix products."""
-from __future__ import annotations
+"""Backward formulas of the structure ops: joins (cat, stack) and layout builders (flip, roll, tril / triu,
+repeat, tile, repeat_interleave).
 
-import math
+As everywhere, the formulas are written with dispatched ops so that they can be differentiated again.
+"""
+from __future__ import annotations
 
 from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
-from .formulas_elementwise import as_input, sum_to
-
-_mul, _div, _add, _sub = aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor
-
-
-def _dims(dim, ndim):
-    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
-        return list(range(ndim))
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    return sorted(d % ndim if ndim else 0 for d in dims)
-
-
-def _to(t, dtype):
-    return t if t.dtype is dtype else aten._to_copy.default(t, dtype=dtype)
-
-
-def _unreduce(g, shape, dims, keepdim):
-    """Broadcast a reduced gradient back over the reduced dims."""
-    if not keepdim and len(shape):
-        for d in dims:
-            g = aten.unsqueeze.default(g, d)
-    return aten.expand.default(g, list(shape))
-
-
-# --- reductions ----------------------------------------------------------------------------------------------
-
-# A reduction given an output dtype (sum(dtype=), autocast's float32 softmax of a float16 input) hands back
-# its gradient in the input's dtype, as torch's engine casts every gradient to its input's dtype.
-
-@derivative("sum", save=("self_meta",))
-def sum_backward(ctx, g):
-    x = ctx.self_meta
-    return aten.expand.default(_to(g, x.dtype), x.shape)
-
-
-@derivative("sum.dim_IntList", save=("self_meta", "dim", "keepdim"))
-def sum_dim_backward(ctx, g):
-    x = ctx.self_meta
-    return _unreduce(_to(g, x.dtype), x.shape, _dims(ctx.dim, x.dim()), ctx.keepdim)
-
-
-@derivative("mean", save=("self_meta",))
-def mean_backward(ctx, g):
-    x = ctx.self_meta
-    return _to(_div(aten.expand.default(g, list(x.shape)), max(x.numel(), 1)), x.dtype)
-
-
-@derivative("mean.dim", save=("self_meta", "dim", "keepdim"))
-def mean_dim_backward(ctx, g):
-    x = ctx.self_meta
-    dims = _dims(ctx.dim, x.dim())
-    n = 1
-    for d in dims:
-        n *= x.shape[d] if x.dim() else 1
-    return _to(_div(_unreduce(g, x.shape, dims, ctx.keepdim), max(n, 1)), x.dtype)
-
-
-def _prod_of_others(x, dim):
-    """For each element, the product of the others along ``dim`` (exact with zeros present)."""
-    ones = aten.ones_like.default(aten.narrow.default(x, dim, 0, 1))
-    left = aten.cumprod.default(aten.cat.default([ones, aten.narrow.default(x, dim, 0, x.shape[dim] - 1)], dim),
-                                dim)
-    rev = aten.flip.default(x, [dim])
-    right = aten.cumprod.default(aten.cat.default([ones, aten.narrow.default(rev, dim, 0, x.shape[dim] - 1)],
-                                                  dim), dim)
-    return _mul(left, aten.flip.default(right, [dim]))
-
-
-@derivative("prod", save=("self",))
-def prod_backward(ctx, g):
-    x = ctx.self
-    flat = aten.reshape.default(x, [-1])
-    if flat.numel() == 0:
-        return aten.zeros_like.default(x)
-    others = aten.reshape.default(_prod_of_others(flat, 0), list(x.shape))
-    return _to(_mul(aten.expand.default(g, list(x.shape)), others), x.dtype)
-
-
-@derivative("prod.dim_int", save=("self", "dim", "keepdim"))
-def prod_dim_backward(ctx, g):
-    x = ctx.self
-    if x.dim() == 0:
-        return g
-    dim = ctx.dim % x.dim()
-    others = _prod_of_others(x, dim)
-    return _to(_mul(_unreduce(g, x.shape, [dim], ctx.keepdim), others), x.dtype)
-
-
-def _evenly(g, x, result, dims, keepdim):
-    """torch's evenly_distribute_backward: ties at the extreme share the gradient."""
-    r = _unreduce(result, x.shape, dims, keepdim) if dims is not None else aten.expand.default(result,
-                                                                                                list(x.shape))
-    mask = aten.eq.Tensor(x, r)
-    if dims is None:
-        count = aten.sum.default(mask)
-        gg = aten.expand.default(g, list(x.shape))
-    else:
-        count = aten.sum.dim_IntList(mask, dims, True)
-        gg = _unreduce(g, x.shape, dims, keepdim)
-        count = aten.expand.default(count, list(x.shape))
-    return _mul(_div(gg, count), mask)
-
-
-@derivative("max", "min", save=("self",), save_result=True)
-def max_all_backward(ctx, g):
-    return _evenly(g, ctx.self, ctx.result, None, False)
-
-
-@derivative("amax", "amin", save=("self", "dim", "keepdim"), save_result=True)
-def amax_backward(ctx, g):
-    x = ctx.self
-    return _evenly(g, x, ctx.result, _dims(ctx.dim, x.dim()), ctx.keepdim)
-
-
-@derivative("max.dim", "min.dim", save=("self", "dim", "keepdim"), save_result=True, nondiff_outputs=(1,))
-def max_dim_backward(ctx, g, g_indices=None):
-    x = ctx.self
-    indices = ctx.result[1]
-    if x.dim() == 0:
-        return g
-    dim = ctx.dim % x.dim()
-    if not ctx.keepdim:
-        g = aten.unsqueeze.default(g, dim)
-        indices = aten.unsqueeze.default(indices, dim)
-    return aten.scatter.src(aten.zeros_like.default(x), dim, indices, g)
-
-
-def _var_grad(x, g, dims, correction, keepdim):
-    n = 1
-    for d in dims:
-        n *= x.shape[d] if x.dim() else 1
-    mean = aten.mean.dim(x, dims, True) if x.dim() else x
-    gg = _unreduce(g, x.shape, dims, keepdim)
-    return _mul(_mul(gg, _sub(x, mean)), 2.0 / max(n - correction, 0) if n - correction > 0 else float("inf"))
-
-
-@derivative("var.correction", save=("self", "dim", "correction", "keepdim"))
-def var_backward(ctx, g):
-    x = ctx.self
-    c = 1 if ctx.correction is None else ctx.correction
-    return _var_grad(x, g, _dims(ctx.dim, x.dim()), c, ctx.keepdim)
-
-
-@derivative("std.correction", save=("self", "dim", "correction", "keepdim"), save_result=True)
-def std_backward(ctx, g):
-    x = ctx.self
-    c = 1 if ctx.correction is None else ctx.correction
-    dims = _dims(ctx.dim, x.dim())
-    gv = _div(g, _mul(ctx.result, 2))
-    return _var_grad(x, gv, dims, c, ctx.keepdim)
-
-
-@derivative("var_mean.correction", save=("self", "dim", "correction", "keepdim"))
-def var_mean_backward(ctx, g_var=None, g_mean=None):
-    x = ctx.self
-    c = 1 if ctx.correction is None else ctx.correction
-    dims = _dims(ctx.dim, x.dim())
-    return _add_opt(_var_grad(x, g_var, dims, c, ctx.keepdim) if g_var is not None else None,
-                    _mean_grad(x, g_mean, dims, ctx.keepdim) if g_mean is not None else None)
-
-
-@derivative("std_mean.correction", save=("self", "dim", "correction", "keepdim"), save_result=True)
-def std_mean_backward(ctx, g_std=None, g_mean=None):
-    x = ctx.self
-    c = 1 if ctx.correction is None else ctx.correction
-    dims = _dims(ctx.dim, x.dim())
-    gv = None
-    if g_std is not None:
-        gv = _var_grad(x, _div(g_std, _mul(ctx.result[0], 2)), dims, c, ctx.keepdim)
-    return _add_opt(gv, _mean_grad(x, g_mean, dims, ctx.keepdim) if g_mean is not None else None)
-
-
-def _mean_grad(x, g, dims, keepdim):
-    n = 1
-    for d in dims:
-        n *= x.shape[d] if x.dim() else 1
-    return _div(_unreduce(g, x.shape, dims, keepdim), max(n, 1))
-
-
-def _add_opt(a, b):
-    if a is None:
-        return b
-    return a if b is None else _add(a, b)
-
-
-def _norm_grad(x, gg, norm, p, dims):
-    """The gradient of ||x||_p over ``dims``, with the output gradient ``gg`` and ``norm`` broadcast to x."""
-    if p == 0.0:
-        return aten.zeros_like.default(x)
-    if p == 1.0:
-        return _mul(gg, aten.sgn.default(x))
-    if math.isinf(p):
-        absx = aten.abs.default(x)
-        mask = aten.eq.Tensor(absx, norm)
-        count = aten.expand.default(aten.sum.dim_IntList(mask, dims, True), list(x.shape))
-        return _mul(_div(_mul(gg, aten.sgn.default(x)), count), mask)
-    if p == 2.0:
-        r = _div(_mul(gg, x), norm)
-    else:
-        absx = aten.abs.default(x)
-        r = _div(_mul(_mul(gg, x), aten.pow.Tensor_Scalar(absx, p - 2)), aten.pow.Tensor_Scalar(norm, p - 1))
-    # the norm of an all-zero slice has no direction: torch returns 0 there
-    return aten.masked_fill.Scalar(r, aten.eq.Scalar(norm, 0), 0)
-
-
-@derivative("norm.Scalar", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", save=("self", "p", "dim", "keepdim"),
-            save_result=True)
-def norm_backward(ctx, g):
-    x = ctx.self
-    saved = ctx._saved
-    dims = _dims(saved.get("dim"), x.dim())
-    keepdim = bool(saved.get("keepdim") or False)
-    p = 2.0 if ctx.p is None else float(ctx.p)
-    # norm.ScalarOpt_dim_dtype's result (autocast's float32 norm) is differentiated in x's dtype
-    return _norm_grad(x, _unreduce(_to(g, x.dtype), x.shape, dims, keepdim),
-                      _unreduce(_to(ctx.result, x.dtype), x.shape, dims, keepdim), p, dims)
-
-
-@derivative("linalg_vector_norm", save=("self", "ord", "dim", "keepdim"), save_result=True,
-            name="LinalgVectorNormBackward0")
-def linalg_vector_norm_backward(ctx, g):
-    x = ctx.self
-    dims = _dims(ctx.dim, x.dim())
-    keepdim = bool(ctx.keepdim)
-    # a result in another dtype (the dtype= argument) is differentiated in x's dtype
-    norm = _unreduce(_to(ctx.result, x.dtype), x.shape, dims, keepdim)
-    return _norm_grad(x, _unreduce(_to(g, x.dtype), x.shape, dims, keepdim), norm, float(ctx.ord), dims)
-
-
-@derivative("logsumexp", save=("self", "dim", "keepdim"), save_result=True)
-def logsumexp_backward(ctx, g):
-    x = ctx.self
-    dims = _dims(ctx.dim, x.dim())
-    r = _unreduce(ctx.result, x.shape, dims, ctx.keepdim)
-    return _mul(_unreduce(g, x.shape, dims, ctx.keepdim), aten.exp.default(_sub(x, r)))
-
-
-@derivative("cumsum", "cumsum_", save=("self_meta", "dim"))
-def cumsum_backward(ctx, g):
-    x = ctx.self_meta
-    if x.dim() == 0:
-        return g
-    dim = ctx.dim % x.dim()
-    r = aten.flip.default(aten.cumsum.default(aten.flip.default(g, [dim]), dim), [dim])
-    return as_input(r, x)
-
-
-def _reverse_cumsum(v, dim):
-    return aten.flip.default(aten.cumsum.default(aten.flip.default(v, [dim]), dim), [dim])
-
-
-@derivative("cumprod", "cumprod_", save=("self", "dim"), save_result=True)
-def cumprod_backward(ctx, g):
-    x = ctx.self
-    if x.dim() == 0 or x.numel() == 0:
-        return as_input(g, x)
-    dim = ctx.dim % x.dim()
-    out = ctx.result
-    # d out_j / d x_i = prod_{m <= j, m != i} x_m for j >= i. Before a slice's first zero this is
-    # out_j / x_i; at the first zero it is the cumprod with that zero read as 1; after it, 0.
-    zero = aten.eq.Scalar(x, 0)
-    zeros_so_far = aten.cumsum.default(zero, dim)
-    before = aten.eq.Scalar(zeros_so_far, 0)
-    first_zero = aten.logical_and.default(zero, aten.eq.Scalar(zeros_so_far, 1))
-    one = aten.ones_like.default(x)
-    safe_x = aten.where.self(before, x, one)
-    g_before = _div(_reverse_cumsum(_mul(g, out), dim), safe_x)
-    zero_as_one = aten.cumprod.default(aten.where.self(first_zero, one, x), dim)
-    g_at_zero = _reverse_cumsum(_mul(g, zero_as_one), dim)
-    r = aten.where.self(before, g_before, aten.where.self(first_zero, g_at_zero, aten.zeros_like.default(g_at_zero)))
-    return as_input(r, x)
-
-
-# softmax(x, dtype=) and _softmax(x, half_to_float=True) compute in the result's dtype; the gradient goes
-# back in x's (torch's _softmax_backward_data takes input_dtype)
-@derivative("softmax.int", "_softmax", save=("dim", "self_meta"), save_result=True)
-def softmax_backward(ctx, g):
-    r = ctx.result
-    dim = ctx.dim
-    gr = _mul(g, r)
-    out = _sub(gr, _mul(r, aten.sum.dim_IntList(gr, [dim], True)))
-    return _to(out, ctx.self_meta.dtype)
-
-
-@derivative("log_softmax.int", "_log_softmax", save=("dim", "self_meta"), save_result=True)
-def log_softmax_backward(ctx, g):
-    r = ctx.result
-    dim = ctx.dim
-    return _to(_sub(g, _mul(aten.exp.default(r), aten.sum.dim_IntList(g, [dim], True))), ctx.self_meta.dtype)
-
-
-# --- views and shape -------------------------------------------------------------------------------------------
-
-@derivative("view", "squeeze", "squeeze.dim", "squeeze.dims", save=("self_meta",))
-def reshape_backward(ctx, g):
-    return aten.reshape.default(g, list(ctx.self_meta.shape))
-
-
-# torch's reshape, flatten and unflatten are views recorded as ViewBackward0
-derivative("reshape", "flatten.using_ints", "unflatten.int", save=("self_meta",), name="ViewBackward0")(
-    reshape_backward)
-
-
-@derivative("view.dtype", save=("self_meta",))
-def view_dtype_backward(ctx, g):
-    return aten.view.dtype(g, ctx.self_meta.dtype)
-
-
-@derivative("unsqueeze", save=("dim",))
-def unsqueeze_backward(ctx, g):
-    return aten.squeeze.dim(g, ctx.dim)
-
-
-@derivative("permute", save=("dims",))
-def permute_backward(ctx, g):
-    dims = [d % g.dim() for d in ctx.dims]
-    inverse = [0] * len(dims)
-    for i, d in enumerate(dims):
-        inverse[d] = i
-    return aten.permute.default(g, inverse)
-
-
-@derivative("transpose.int", save=("dim0", "dim1"))
-def transpose_backward(ctx, g):
-    return aten.transpose.int(g, ctx.dim0, ctx.dim1)
-
-
-@derivative("t")
-def t_backward(ctx, g):
-    return aten.t.default(g)
-
-
-@derivative("expand", save=("self_meta",))
-def expand_backward(ctx, g):
-    return sum_to(g, ctx.self_meta.shape)
-
-
-@derivative("alias", "contiguous")
-def identity_backward(ctx, g):
-    return g
-
-
-def _embed(g, meta, place):
-    """Gradient of a view: zeros of the input's shape with ``place(zeros)`` (a view) holding g.
-
-    The copy into the view is an in-place op on a view, so with create_graph it is recorded
-    (CopySlices) and the result is differentiable again.
-    """
-    z = aten.zeros.default(list(meta.shape), dtype=g.dtype, device=g.device)
-    aten.copy_.default(place(z), g)
-    return z
-
-
-@derivative("select.int", save=("self_meta", "dim", "index"))
-def select_backward(ctx, g):
-    return _embed(g, ctx.self_meta, lambda z: aten.select.int(z, ctx.dim, ctx.index))
-
-
-@derivative("slice.Tensor", save=("self_meta", "dim", "start", "end", "step"))
-def slice_backward(ctx, g):
-    return _embed(g, ctx.self_meta, lambda z: aten.slice.Tensor(z, ctx.dim, ctx.start, ctx.end, ctx.step))
-
-
-@derivative("narrow", save=("self_meta", "dim", "start", "length"))
-def narrow_backward(ctx, g):
-    return _embed(g, ctx.self_meta, lambda z: aten.narrow.default(z, ctx.dim, ctx.start, ctx.length))
-
-
-@derivative("diagonal", save=("self_meta", "offset", "dim1", "dim2"))
-def diagonal_backward(ctx, g):
-    return _embed(g, ctx.self_meta, lambda z: aten.diagonal.default(z, ctx.offset, ctx.dim1, ctx.dim2))
-
-
-@derivative("as_strided", save=("self_geometry", "size", "stride", "storage_offset"))
-def as_strided_backward(ctx, g):
-    x = ctx.self_geometry
-    base_offset = x.storage_offset
-    offset = ctx.storage_offset if ctx.storage_offset is not None else base_offset
-    n = x.storage_numel
-    # storage positions read by the output and by the input: the gradient goes storage-wise between them
-    positions = aten.arange.default(n, device=g.device)
-    out_pos = aten.reshape.default(aten.as_strided.default(positions, list(ctx.size), list(ctx.stride), offset),
-                                   [-1])
-    in_pos = aten.as_strided.default(positions, list(x.shape), list(x.strides), base_offset)
-    z = aten.zeros.default([n], dtype=g.dtype, device=g.device)
-    per_storage = aten.index_put.default(z, [out_pos], aten.reshape.default(g, [-1]), True)
-    return aten.index.Tensor(per_storage, [in_pos])
-
-
-def _cat_grads(grads, pieces, dim):
-    return [aten.zeros_like.default(p) if gr is None else gr for gr, p in zip(grads, pieces)]
-
-
-@derivative("unbind.int", save=("self_meta", "dim"))
-def unbind_backward(ctx, *grads):
-    x = ctx.self_meta
-    dim = ctx.dim % max(x.dim(), 1)
-    n = x.shape[dim] if x.dim() else 1
-    part = list(x.shape[:dim]) + list(x.shape[dim + 1:])
-    ref = next(gr for gr in grads if gr is not None)
-    grads = list(grads) + [None] * (n - len(grads))
-    parts = [aten.zeros.default(part, dtype=ref.dtype, device=ref.device) if gr is None else gr for gr in grads]
-    return aten.stack.default(parts, dim)
-
-
-@derivative("split.Tensor", "split_with_sizes", save=("self_meta", "dim"), save_result=True)
-def split_backward(ctx, *grads):
-    x = ctx.self_meta
-    dim = ctx.dim % max(x.dim(), 1)
-    pieces = ctx.result
-    grads = list(grads) + [None] * (len(pieces) - len(grads))
-    return aten.cat.default(_cat_grads(grads, pieces, dim), dim)
-
-
-# torch's chunk is a split: its outputs are SplitBackward0's
-derivative("chunk", save=("self_meta", "dim"), save_result=True, name="SplitBackward0")(split_backward)
-
-
-# --- matrix products ---------------------------------------------------------------------------------------------
-
-def _mT(t):
-    return aten.transpose.int(t, -2, -1)
-
-
-def _column_major(t) -> bool:
-    """A matrix laid out as the transpose of a contiguous one (``weight.t()`` inside ``linear``)."""
-    flags = t._a.flags
-    return t._a.ndim == 2 and flags.f_contiguous and not flags.c_contiguous
-
-
-# torch's mm_mat1_backward / mm_mat2_backward: a matrix operand's gradient is computed in that operand's
-# layout, so the gradient of a Linear weight (used transposed) reaches it contiguous and is stored as is
-def _mm_mat1_grad(g, mat1, mat2):
-    if _column_major(mat1):
-        return _mT(aten.mm.default(mat2, _mT(g)))
-    return aten.mm.default(g, _mT(mat2))
-
-
-def _mm_mat2_grad(g, mat1, mat2):
-    if _column_major(mat2):
-        return _mT(aten.mm.default(_mT(g), mat1))
-    return aten.mm.default(_mT(mat1), g)
-
-
-@derivative("mm", inputs=("self", "mat2"), save=("self", "mat2"))
-def mm_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (_mm_mat1_grad(g, ctx.self, ctx.mat2) if n[0] else None,
-            _mm_mat2_grad(g, ctx.self, ctx.mat2) if n[1] else None)
-
-
-@derivative("bmm", inputs=("self", "mat2"), save=("self", "mat2"))
-def bmm_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (aten.bmm.default(g, _mT(ctx.mat2)) if n[0] else None,
-            aten.bmm.default(_mT(ctx.self), g) if n[1] else None)
-
-
-@derivative("matmul", inputs=("self", "other"), save=("self", "other"))
-def matmul_backward(ctx, g):
-    a, b = ctx.self, ctx.other
-    n = ctx.needs_input_grad
-    if a.dim() == 1 and b.dim() == 1:
-        return (_mul(g, b) if n[0] else None, _mul(g, a) if n[1] else None)
-    a2 = aten.unsqueeze.default(a, 0) if a.dim() == 1 else a
-    b2 = aten.unsqueeze.default(b, -1) if b.dim() == 1 else b
-    g2 = g
-    if a.dim() == 1:
-        g2 = aten.unsqueeze.default(g2, -2)
-    if b.dim() == 1:
-        g2 = aten.unsqueeze.default(g2, -1)
-    ga = gb = None
-    if n[0]:
-        ga = sum_to(aten.matmul.default(g2, _mT(b2)), a2.shape)
-        ga = aten.squeeze.dim(ga, 0) if a.dim() == 1 else ga
-    if n[1]:
-        if b.dim() == 2 and _column_major(b):   # x @ weight.t(): the gradient in the weight's own layout
-            gb = _mT(sum_to(aten.matmul.default(_mT(g2), a2), (b.shape[1], b.shape[0])))
-        else:
-            gb = sum_to(aten.matmul.default(_mT(a2), g2), b2.shape)
-        gb = aten.squeeze.dim(gb, -1) if b.dim() == 1 else gb
-    return ga, gb
-
-
-@derivative("addmm", "addmm_", inputs=("self", "mat1", "mat2"), save=("self_meta", "mat1", "mat2", "beta", "alpha"))
-def addmm_backward(ctx, g):
-    n = ctx.needs_input_grad
-    alpha, beta = ctx.alpha, ctx.beta
-    gs = as_input(_mul(g, beta) if beta != 1 else g, ctx.self_meta) if n[0] else None
-    g_alpha = _mul(g, alpha) if alpha != 1 else g
-    return (gs, _mm_mat1_grad(g_alpha, ctx.mat1, ctx.mat2) if n[1] else None,
-            _mm_mat2_grad(g_alpha, ctx.mat1, ctx.mat2) if n[2] else None)
-
-
-@derivative("dot", inputs=("self", "tensor"), save=("self", "tensor"))
-def dot_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (_mul(g, ctx.tensor) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
-
-
-@derivative("vdot", inputs=("self", "other"), save=("self", "other"))
-def vdot_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (_mul(g, ctx.other) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
-
-
-@derivative("mv", inputs=("self", "vec"), save=("self", "vec"))
-def mv_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (aten.outer.default(g, ctx.vec) if n[0] else None, aten.mv.default(_mT(ctx.self), g) if n[1] else None)
-
-
-@derivative("outer", inputs=("self", "vec2"), save=("self", "vec2"))
-def outer_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (aten.mv.default(g, ctx.vec2) if n[0] else None, aten.mv.default(_mT(g), ctx.self) if n[1] else None)
-
-
-@derivative("addmv", inputs=("self", "mat", "vec"), save=("self_meta", "mat", "vec", "beta", "alpha"))
-def addmv_backward(ctx, g):
-    n = ctx.needs_input_grad
-    ga = _mul(g, ctx.alpha)
-    return (as_input(_mul(g, ctx.beta), ctx.self_meta) if n[0] else None,
-            aten.outer.default(ga, ctx.vec) if n[1] else None,
-            aten.mv.default(_mT(ctx.mat), ga) if n[2] else None)
-
-
-@derivative("baddbmm", inputs=("self", "batch1", "batch2"), save=("self_meta", "batch1", "batch2", "beta", "alpha"))
-def baddbmm_backward(ctx, g):
-    n = ctx.needs_input_grad
-    ga = _mul(g, ctx.alpha)
-    return (as_input(_mul(g, ctx.beta), ctx.self_meta) if n[0] else None,
-            aten.bmm.default(ga, _mT(ctx.batch2)) if n[1] else None,
-            aten.bmm.default(_mT(ctx.batch1), ga) if n[2] else None)
-
+from .formulas_elementwise import as_input
+from .formulas_indexing import index_along, wrap_dim, zeros_of
 
 # --- joining ---------------------------------------------------------------------------------------------------
 
@@ -567,3 +36,87 @@ def stack_backward(ctx, g):
     dim = ctx.dim % (ts[0].dim() + 1)
     return ([as_input(aten.select.int(g, dim, i), t) if need else None
              for i, (t, need) in enumerate(zip(ts, ctx.needs_input_grad[0]))],)
+
+
+# --- rearranging --------------------------------------------------------------------------------------------
+
+@derivative("flip", save=("dims",))
+def flip_backward(ctx, g):
+    return aten.flip.default(g, ctx.dims)
+
+
+@derivative("roll", save=("shifts", "dims"))
+def roll_backward(ctx, g):
+    shifts = ctx.shifts
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = ctx.dims
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    return aten.roll.default(g, [-s for s in shifts], dims)
+
+
+@derivative("tril", "tril_", save=("diagonal",))
+def tril_backward(ctx, g):
+    return aten.tril.default(g, ctx.diagonal)
+
+
+@derivative("triu", "triu_", save=("diagonal",))
+def triu_backward(ctx, g):
+    return aten.triu.default(g, ctx.diagonal)
+
+
+def _repeat_backward(g, shape, repeats):
+    """Sum the tiles of a repeated tensor back onto one tile of ``shape``."""
+    repeats = list(repeats)
+    padded = [1] * (len(repeats) - len(shape)) + list(shape)
+    interleaved = []
+    for r, s in zip(repeats, padded):
+        interleaved += [r, s]
+    if not interleaved:
+        return g
+    tiles = aten.reshape.default(g, interleaved)
+    summed = aten.sum.dim_IntList(tiles, list(range(0, len(interleaved), 2)), False)
+    return aten.reshape.default(summed, list(shape))
+
+
+@derivative("repeat", save=("self_meta", "repeats"))
+def repeat_backward(ctx, g):
+    return _repeat_backward(g, ctx.self_meta.shape, ctx.repeats)
+
+
+@derivative("tile", save=("self_meta", "dims"))
+def tile_backward(ctx, g):
+    shape = ctx.self_meta.shape
+    dims = list(ctx.dims)
+    reps = [1] * (len(shape) - len(dims)) + dims
+    return _repeat_backward(g, shape, reps)
+
+
+@derivative("repeat_interleave.self_int", save=("self_meta", "repeats", "dim"))
+def repeat_interleave_int_backward(ctx, g):
+    meta, r = ctx.self_meta, ctx.repeats
+    shape = list(meta.shape)
+    if ctx.dim is None:
+        return aten.reshape.default(aten.sum.dim_IntList(aten.reshape.default(g, [meta.numel(), r]), [1], False),
+                                    shape)
+    if not shape:
+        return aten.reshape.default(aten.sum.default(g), [])
+    d = wrap_dim(ctx.dim, len(shape))
+    split = shape[:d] + [shape[d], r] + shape[d + 1:]
+    return aten.sum.dim_IntList(aten.reshape.default(g, split), [d + 1], False)
+
+
+@derivative("repeat_interleave.self_Tensor", save=("self_meta", "repeats", "dim"))
+def repeat_interleave_tensor_backward(ctx, g):
+    meta, repeats = ctx.self_meta, ctx.repeats
+    shape = list(meta.shape)
+    numel = meta.numel() if ctx.dim is None else (shape[wrap_dim(ctx.dim, len(shape))] if shape else 1)
+    if repeats.numel() == 1 and numel != 1:
+        repeats = aten.expand.default(aten.reshape.default(repeats, [1]), [numel])
+    # position i of the input was copied repeats[i] times: gather its copies back with an index_put
+    source = aten.repeat_interleave.Tensor(aten.reshape.default(repeats, [-1]))
+    if ctx.dim is None or not shape:
+        flat = aten.index_put.default(aten.zeros.default([max(numel, 1) if not shape else numel], dtype=g.dtype,
+                                                         device=g.device), [source], g, True)
+        return aten.reshape.default(flat, shape)
+    d = wrap_dim(ctx.dim, len(shape))
+    return aten.index_put.default(zeros_of(meta, g), index_along(d, source), g, True)
