@@ -21,8 +21,9 @@ import math
 
 import numpy as np
 
-from ..core.c10 import codegen
-from ..core.tensor import Tensor
+from .. import Tensor
+from ..privateuse1 import array_of, device_of
+from ..privateuse1 import codegen
 from . import op_table
 from .memory import memory
 from .op_table import Bound
@@ -50,8 +51,8 @@ def _tensors(values):
 
 def _device_of(values):
     for t in _tensors(values):
-        if t._device.type != "cpu":
-            return t._device
+        if device_of(t).type != "cpu":
+            return device_of(t)
     return None
 
 
@@ -63,7 +64,7 @@ def _broadcast(args, kwargs, bool_result=False) -> int:
     """Elementwise ops: the broadcast of every tensor input (not ``out``)."""
     shapes, upper, item = [], 1, 8
     for t in _tensors(args):
-        a = t._a
+        a = array_of(t)
         shapes.append(a.shape)
         upper *= max(a.size, 1)
         item = min(item, _floor_itemsize(a))
@@ -71,7 +72,7 @@ def _broadcast(args, kwargs, bool_result=False) -> int:
         return 0
     out = kwargs.get("out")
     if isinstance(out, Tensor):
-        item = min(item, _floor_itemsize(out._a))
+        item = min(item, _floor_itemsize(array_of(out)))
     return math.prod(np.broadcast_shapes(*shapes)) * (1 if bool_result else item)
 
 
@@ -80,20 +81,20 @@ def _matmul(args, kwargs) -> int:
     a, b = (args[1], args[2]) if len(args) > 2 and isinstance(args[2], Tensor) else (args[0], args[1])
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return 0
-    sa, sb = a._a.shape, b._a.shape
-    if max(a._a.size, 1) * max(b._a.size, 1) * _WIDEST <= _EARLY or not sa or not sb:
+    sa, sb = array_of(a).shape, array_of(b).shape
+    if max(array_of(a).size, 1) * max(array_of(b).size, 1) * _WIDEST <= _EARLY or not sa or not sb:
         return 0
     n = sa[-2] if len(sa) >= 2 else 1
     p = sb[-1] if len(sb) >= 2 else 1
     batch = np.broadcast_shapes(sa[:-2], sb[:-2])
-    return math.prod(batch) * n * p * min(_floor_itemsize(a._a), _floor_itemsize(b._a))
+    return math.prod(batch) * n * p * min(_floor_itemsize(array_of(a)), _floor_itemsize(array_of(b)))
 
 
 def _outer(args, kwargs) -> int:
     a, b = args[0], args[1]
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return 0
-    return a._a.size * b._a.size * min(_floor_itemsize(a._a), _floor_itemsize(b._a))
+    return array_of(a).size * array_of(b).size * min(_floor_itemsize(array_of(a)), _floor_itemsize(array_of(b)))
 
 
 def _same_as_self(args, kwargs, itemsize=None) -> int:
@@ -105,13 +106,13 @@ def _same_as_self(args, kwargs, itemsize=None) -> int:
     a = args[0]
     if not isinstance(a, Tensor):
         return 0
-    a = a._a
+    a = array_of(a)
     return a.size * (itemsize or _floor_itemsize(a))
 
 
 def _repeat(args, kwargs) -> int:
     """``repeat(self, repeats)`` and ``tile(self, dims)``: self's elements times the product of the counts."""
-    a, counts = args[0]._a, args[1]
+    a, counts = array_of(args[0]), args[1]
     times = math.prod(int(c) for c in counts)
     return a.size * max(times, 0) * _floor_itemsize(a)
 
@@ -119,9 +120,9 @@ def _repeat(args, kwargs) -> int:
 def _repeat_interleave(args, kwargs) -> int:
     if len(args) < 2:
         return 0    # repeat_interleave(repeats): the result is indices, bounded by the repeats' sum
-    a, repeats = args[0]._a, args[1]
+    a, repeats = array_of(args[0]), args[1]
     if isinstance(repeats, Tensor):
-        r = repeats._a
+        r = array_of(repeats)
         if r.size != 1:
             dim = args[2] if len(args) > 2 else kwargs.get("dim")
             rows = a.size // max(a.shape[dim], 1) if dim is not None and a.ndim else 1
@@ -132,30 +133,30 @@ def _repeat_interleave(args, kwargs) -> int:
 
 def _index_select(args, kwargs) -> int:
     """``index_select(self, dim, index)``: self's rows along ``dim`` replaced by the index's length."""
-    a, dim, index = args[0]._a, args[1], args[2]
+    a, dim, index = array_of(args[0]), args[1], args[2]
     if not isinstance(index, Tensor) or not isinstance(dim, int) or a.ndim == 0 or not -a.ndim <= dim < a.ndim:
         return 0
-    return a.size // max(a.shape[dim], 1) * index._a.size * _floor_itemsize(a)
+    return a.size // max(a.shape[dim], 1) * array_of(index).size * _floor_itemsize(a)
 
 
 def _gather(args, kwargs) -> int:
     """``gather(self, dim, index)``: the index's shape."""
     index = args[2]
-    return index._a.size * _floor_itemsize(args[0]._a) if isinstance(index, Tensor) else 0
+    return array_of(index).size * _floor_itemsize(array_of(args[0])) if isinstance(index, Tensor) else 0
 
 
 def _embedding(args, kwargs) -> int:
-    weight, indices = args[0]._a, args[1]
+    weight, indices = array_of(args[0]), args[1]
     if weight.ndim != 2 or not isinstance(indices, Tensor):
         return 0
-    return indices._a.size * weight.shape[1] * _floor_itemsize(weight)
+    return array_of(indices).size * weight.shape[1] * _floor_itemsize(weight)
 
 
 def _one_hot(args, kwargs) -> int:
     classes = args[1] if len(args) > 1 else kwargs.get("num_classes", -1)
     if not isinstance(classes, int) or classes <= 0:
         return 0
-    return args[0]._a.size * classes * 8
+    return array_of(args[0]).size * classes * 8
 
 
 def _joined(args, kwargs) -> int:
@@ -163,12 +164,12 @@ def _joined(args, kwargs) -> int:
     ts = list(_tensors(args[:1]))
     if not ts:
         return 0
-    return sum(t._a.size for t in ts) * min(_floor_itemsize(t._a) for t in ts)
+    return sum(array_of(t).size for t in ts) * min(_floor_itemsize(array_of(t)) for t in ts)
 
 
 def _padded(args, kwargs) -> int:
     """``constant_pad_nd(self, pad)``: pads (before, after) the last dimensions, last first."""
-    a, pad = args[0]._a, args[1]
+    a, pad = array_of(args[0]), args[1]
     shape = list(a.shape)
     for i in range(min(len(pad) // 2, len(shape))):
         shape[-1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
@@ -177,7 +178,7 @@ def _padded(args, kwargs) -> int:
 
 def _upsampled(args, kwargs) -> int:
     """``upsample_*2d(self, output_size, ...)``: N x C x output height x output width."""
-    a, size = args[0]._a, args[1] if len(args) > 1 else kwargs.get("output_size")
+    a, size = array_of(args[0]), args[1] if len(args) > 1 else kwargs.get("output_size")
     if a.ndim != 4 or size is None or len(size) != 2:
         return 0
     return a.shape[0] * a.shape[1] * max(int(size[0]), 0) * max(int(size[1]), 0) * _floor_itemsize(a)

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import math
 
-from ..core.tensor import Tensor
+from .. import Tensor
 from ..kernels import cuda_registry as cuda
 from ..library import Library
-from ..native import common as C
+from ..privateuse1 import array_of, device_of, from_array
 from . import op_table
 
 # the overloads with a CuPy specialisation, as the op table declares them: add.Tensor, sigmoid, gelu,
@@ -86,30 +86,30 @@ def specialised(generic: dict, cupy) -> dict:
 
     def add(self, other, alpha=1):
         if (alpha.__class__ in (int, float) and alpha != 1 and self.__class__ is Tensor
-                and other.__class__ is Tensor and self._device is other._device):
-            a, b = self._a, other._a
+                and other.__class__ is Tensor and device_of(self) is device_of(other)):
+            a, b = array_of(self), array_of(other)
             if a.dtype == b.dtype and _plain(a) and _plain(b) and a.shape == b.shape:
-                return C.make(k.add_alpha(a, b, cupy.float64(alpha)), self._device)
+                return from_array(k.add_alpha(a, b, cupy.float64(alpha)), device_of(self))
         return g_add(self, other, alpha)
 
     def sigmoid(self):
-        a = self._a
+        a = array_of(self)
         if _plain(a):
-            return C.make(k.sigmoid(a), self._device)
+            return from_array(k.sigmoid(a), device_of(self))
         return g_sigmoid(self)
 
     def gelu(self, *, approximate="none"):
-        a = self._a
+        a = array_of(self)
         if _plain(a) and approximate in ("none", "tanh"):
             fn = k.gelu if approximate == "none" else k.gelu_tanh
-            return C.make(fn(a), self._device)
+            return from_array(fn(a), device_of(self))
         return g_gelu(self, approximate=approximate)
 
     def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
-        a = self._a
+        a = array_of(self)
         if (ord.__class__ in (int, float) and ord == 2 and dim is None and not keepdim and dtype is None
                 and a.dtype.name in ("float32", "float64") and a.flags.c_contiguous and a.size):
-            return C.make(k.l2norm(a), self._device)
+            return from_array(k.l2norm(a), device_of(self))
         return g_norm(self, ord, dim, keepdim, dtype=dtype)
 
     return {"add.Tensor": add, "sigmoid": sigmoid, "gelu": gelu, "linalg_vector_norm": linalg_vector_norm}

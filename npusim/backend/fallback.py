@@ -14,14 +14,16 @@ from __future__ import annotations
 import threading
 import warnings
 
-from ..core.dispatch.api_usage import log_api_usage_once
-from ..core.c10.device import CPU
-from ..core.c10.user_frames import user_stacklevel
-from ..core.tensor import Tensor, make
+from .. import Tensor
+from .. import device as _device
 from ..library import DispatchKey, DispatchKeySet
+from ..privateuse1 import array_of, bump_version, device_of, from_array, log_api_usage_once, replace_array
+from ..privateuse1.codegen import user_stacklevel
 from .memory import memory
 from .runtime import runtime
 from .transfer import from_host, to_host
+
+CPU = _device("cpu")    # devices are interned: identity tells a cpu tensor
 
 _CPU_KEYS = DispatchKeySet(DispatchKey.CPU)
 _lock = threading.Lock()
@@ -87,19 +89,19 @@ def _check_expanded_copy(x) -> None:
     (an expanded view) when the copy could not fit the device: in emulation that copy takes the host memory the
     device's capacity stands for, and the op's result (a sort's values, a nonzero's indices) grows with it.
     Memory the input already holds is no reason to refuse: only the expansion is checked."""
-    a = x._a
-    if a.nbytes > _EARLY and a.nbytes > x._st_of().nbytes():
-        alloc = memory.emulated(x._device.index)     # in cuda mode CuPy's own copy fails cleanly
+    a = array_of(x)
+    if a.nbytes > _EARLY and a.nbytes > x.untyped_storage().nbytes():
+        alloc = memory.emulated(device_of(x).index)     # in cuda mode CuPy's own copy fails cleanly
         if alloc is not None:
             alloc.check(a.nbytes)
 
 
 def _to_cpu(x, seen):
     if isinstance(x, Tensor):
-        if x._device is CPU:
+        if device_of(x) is CPU:
             return x
         _check_expanded_copy(x)
-        cpu = make(to_host(x._a), CPU)
+        cpu = from_array(to_host(array_of(x)), CPU)
         seen.append((cpu, x))
         return cpu
     if isinstance(x, (list, tuple)):
@@ -133,7 +135,7 @@ def cpu_fallback(op, *args, **kwargs):
     moved = []
     cpu_args = [_to_cpu(a, moved) for a in args]
     cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
-    device = next((orig._device for _, orig in moved), None)
+    device = next((device_of(orig) for _, orig in moved), None)
     result = op.redispatch(_CPU_KEYS, *cpu_args, **cpu_kwargs)
     # Mutated arguments: write the CPU result back into the original npu tensors.
     originals = {id(cpu): orig for cpu, orig in moved}
@@ -161,13 +163,13 @@ def _check_one_device(args, kwargs) -> None:
     """The op would have run on one device: refuse npu/cpu (or npu:0/npu:1) mixes as a kernel would."""
     first = None
     for t in _tensors(list(args) + list(kwargs.values())):
-        if t._device is CPU and t._a.ndim == 0:
+        if device_of(t) is CPU and array_of(t).ndim == 0:
             continue  # cpu scalars may join an npu op, as in torch
         if first is None:
-            first = t._device
-        elif t._device is not first:
+            first = device_of(t)
+        elif device_of(t) is not first:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{first} and {t._device}!")
+                               f"{first} and {device_of(t)}!")
 
 
 def _position(op, name) -> int:
@@ -176,12 +178,11 @@ def _position(op, name) -> int:
 
 
 def _write_back(orig: Tensor, cpu_t: Tensor) -> None:
-    if orig._a.shape != cpu_t._a.shape:
-        from ..native.common import replace_array
-        replace_array(orig, from_host(cpu_t._a, orig._device))
+    if array_of(orig).shape != array_of(cpu_t).shape:
+        replace_array(orig, from_host(array_of(cpu_t), device_of(orig)))
     else:
-        orig._a[...] = from_host(cpu_t._a, orig._device)
-    orig._bump_version()
+        array_of(orig)[...] = from_host(array_of(cpu_t), device_of(orig))
+    bump_version(orig)
 
 
 def _restore(result, originals, device):
@@ -189,9 +190,9 @@ def _restore(result, originals, device):
         orig = originals.get(id(result))
         if orig is not None:
             return orig
-        if device is None or result._device is not CPU:
+        if device is None or device_of(result) is not CPU:
             return result
-        return make(from_host(result._a, device), device)
+        return from_array(from_host(array_of(result), device), device)
     if isinstance(result, (list, tuple)):
         return type(result)(_restore(r, originals, device) for r in result)
     return result

@@ -18,6 +18,7 @@ names. See ``docs/backend_api.md`` for a walk-through.
   (``tensors``); the device-generic kernels the framework has for every device (``generic_kernels``);
   autocast policies (``register_autocast_policies``); ``Library`` and ``fallthrough_kernel`` are in
   ``npusim.library``.
+- Generated wrappers: ``npusim.privateuse1.codegen`` (the framework's code generator, ``user_stacklevel``).
 - Archives: ``register_backend_meta_serialization``.
 - Services: ``ProfilerHooks`` / ``register_profiler_hooks`` (kernel times, memory events),
   ``register_build_info`` (``npusim.__config__.show()``), ``register_collective_backends``
