@@ -522,3 +522,25 @@ def normal_tensors_backward(ctx, g):
 def fill_tensor_backward(ctx, g):
     n = ctx.needs_input_grad
     return (_zeros(g) if n[0] else None, aten.sum.default(g) if n[1] else None)
+
+
+# --- fused pointwise products ---------------------------------------------------------------------------------
+
+@derivative("addcmul", "addcmul_", inputs=("self", "tensor1", "tensor2"), save=("self", "tensor1", "tensor2", "value"))
+def addcmul_backward(ctx, g):
+    n = ctx.needs_input_grad
+    t1, t2, v = ctx.tensor1, ctx.tensor2, ctx.value
+    gv = g if v == 1 else _mul(g, v)
+    return (as_input(g, ctx.self) if n[0] else None,
+            as_input(_mul(gv, t2), t1) if n[1] else None,
+            as_input(_mul(gv, t1), t2) if n[2] else None)
+
+
+@derivative("addcdiv", "addcdiv_", inputs=("self", "tensor1", "tensor2"), save=("self", "tensor1", "tensor2", "value"))
+def addcdiv_backward(ctx, g):
+    n = ctx.needs_input_grad
+    t1, t2, v = ctx.tensor1, ctx.tensor2, ctx.value
+    gv = g if v == 1 else _mul(g, v)
+    return (as_input(g, ctx.self) if n[0] else None,
+            as_input(_div(gv, t2), t1) if n[1] else None,
+            as_input(_neg(_div(_mul(gv, t1), _mul(t2, t2))), t2) if n[2] else None)

@@ -1,9 +1,9 @@
-"""Backward formulas of nn.functional's activations, layers and losses.
+"""Backward formulas of nn.functional's activations.
 
 Written with dispatched ops, so each formula can itself be differentiated
 (``create_graph=True``). At kinks the derivative takes torch's side (elu's
 negative branch at 0, hardtanh's zero at the bounds...). Ops that decompose
-into other ops (linear, selu, glu, cross_entropy_loss...) need no formula here.
+into other ops (selu, glu, prelu...) need no formula here.
 """
 from __future__ import annotations
 
@@ -11,13 +11,10 @@ import math
 
 from ..dispatch.ops_namespace import aten
 from .derivatives import derivative
-from .formulas_elementwise import as_input
 
-_mul, _div, _add, _sub, _neg = (aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor,
-                                aten.neg.default)
+_mul, _div, _add, _neg = aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.neg.default
 _where = aten.where.self
 _and = aten.logical_and.default
-_NONE, _MEAN = 0, 1
 
 
 def _zero_where(mask, g):
@@ -128,184 +125,3 @@ def logit_backward(ctx, g):
 @derivative("threshold", "threshold_", save=("self", "threshold"))
 def threshold_backward(ctx, g):
     return _zero_where(aten.le.Scalar(ctx.self, ctx.threshold), g)
-
-
-# --- embedding and padding ---------------------------------------------------------------------------
-
-@derivative("embedding", inputs=("weight",), save=("weight", "indices", "padding_idx", "scale_grad_by_freq"))
-def embedding_backward(ctx, g):
-    return aten.embedding_dense_backward.default(g, ctx.indices, ctx.weight.shape[0], ctx.padding_idx,
-                                                 ctx.scale_grad_by_freq)
-
-
-@derivative("embedding_dense_backward", inputs=("grad_output",),
-            save=("indices", "num_weights", "padding_idx", "scale_grad_by_freq"))
-def embedding_double_backward(ctx, gg):
-    idx = ctx.indices
-    r = aten.embedding.default(gg, idx)
-    if ctx.scale_grad_by_freq:
-        ones = aten.ones.default(list(idx.shape) + [1], dtype=gg.dtype, device=gg.device)
-        counts = aten.embedding_dense_backward.default(ones, idx, ctx.num_weights, -1, False)
-        r = _div(r, aten.embedding.default(counts, idx))
-    if ctx.padding_idx >= 0:
-        r = _zero_where(aten.unsqueeze.default(aten.eq.Scalar(idx, ctx.padding_idx), -1), r)
-    return r
-
-
-@derivative("constant_pad_nd", save=("pad",))
-def constant_pad_backward(ctx, g):
-    # the gradient of padding is a crop and that of a crop a zero padding: the same op, amounts negated
-    return aten.constant_pad_nd.default(g, [-p for p in ctx.pad], 0)
-
-
-def _mode_pad_formulas(name):
-    forward = getattr(aten, name).default
-    backward = getattr(aten, name + "_backward").default
-
-    @derivative(name, save=("self", "padding"))
-    def pad_backward(ctx, g):
-        return backward(g, ctx.self, ctx.padding)
-
-    @derivative(name + "_backward", inputs=("grad_output",), save=("padding",))
-    def pad_double_backward(ctx, gg):
-        return forward(gg, ctx.padding)
-
-
-for _name in ("reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "replication_pad1d", "replication_pad2d",
-              "replication_pad3d"):
-    _mode_pad_formulas(_name)
-
-
-# --- losses ----------------------------------------------------------------------------------------------
-
-def _spread(g, shape, reduction):
-    """The gradient of each per-element loss from that of the reduced loss."""
-    if reduction == _NONE:
-        return g
-    g = aten.expand.default(g, list(shape))
-    if reduction == _MEAN:
-        n = math.prod(shape)
-        if n:
-            g = _div(g, n)
-    return g
-
-
-def _broadcast_shape(a, b):
-    a, b = tuple(a.shape), tuple(b.shape)
-    n = max(len(a), len(b))
-    a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    return [y if x == 1 else x for x, y in zip(a, b)]
-
-
-def _pair_grads(ctx, g, elementwise):
-    """Gradients of a loss of (self, target) whose derivative in self is ``elementwise(diff, g)``."""
-    x, t = ctx.self, ctx.target
-    g = _spread(g, _broadcast_shape(x, t), ctx.reduction)
-    gx = elementwise(_sub(x, t), g)
-    n = ctx.needs_input_grad
-    return (as_input(gx, x) if n[0] else None, as_input(_neg(gx), t) if n[1] else None)
-
-
-@derivative("mse_loss", inputs=("self", "target"), save=("self", "target", "reduction"))
-def mse_loss_backward(ctx, g):
-    return _pair_grads(ctx, g, lambda d, go: _mul(_mul(d, go), 2))
-
-
-@derivative("l1_loss", inputs=("self", "target"), save=("self", "target", "reduction"))
-def l1_loss_backward(ctx, g):
-    return _pair_grads(ctx, g, lambda d, go: _mul(aten.sgn.default(d), go))
-
-
-@derivative("smooth_l1_loss", inputs=("self", "target"), save=("self", "target", "reduction", "beta"))
-def smooth_l1_loss_backward(ctx, g):
-    beta = ctx.beta
-
-    def slope(d, go):
-        sign = aten.sgn.default(d)
-        if beta == 0:
-            return _mul(sign, go)
-        return _mul(_where(aten.lt.Scalar(aten.abs.default(d), beta), _div(d, beta), sign), go)
-
-    return _pair_grads(ctx, g, slope)
-
-
-@derivative("huber_loss", inputs=("self", "target"), save=("self", "target", "reduction", "delta"))
-def huber_loss_backward(ctx, g):
-    delta = ctx.delta
-    return _pair_grads(ctx, g, lambda d, go: _mul(aten.clamp.default(d, -delta, delta), go))
-
-
-@derivative("binary_cross_entropy", inputs=("self", "target"), save=("self", "target", "weight", "reduction"))
-def binary_cross_entropy_backward(ctx, g):
-    x, t, w = ctx.self, ctx.target, ctx.weight
-    g = _spread(g, x.shape, ctx.reduction)
-    if w is not None:
-        g = _mul(g, w)
-    n = ctx.needs_input_grad
-    gx = gt = None
-    if n[0]:
-        denom = aten.clamp_min.default(_mul(aten.rsub.Scalar(x, 1), x), 1e-12)
-        gx = as_input(_div(_mul(g, _sub(x, t)), denom), x)
-    if n[1]:
-        gt = as_input(_mul(g, _neg(aten.logit.default(x))), t)
-    return gx, gt
-
-
-@derivative("binary_cross_entropy_with_logits", inputs=("self", "target"),
-            save=("self", "target", "weight", "pos_weight", "reduction"))
-def binary_cross_entropy_with_logits_backward(ctx, g):
-    x, t, w, pw = ctx.self, ctx.target, ctx.weight, ctx.pos_weight
-    g = _spread(g, _broadcast_shape(x, t), ctx.reduction)
-    if w is not None:
-        g = _mul(g, w)
-    n = ctx.needs_input_grad
-    gx = gt = None
-    if n[0]:
-        if pw is None:
-            d = _sub(_sigmoid(x), t)
-        else:
-            pt = _mul(pw, t)
-            d = _sub(_mul(_sub(aten.add.Scalar(pt, 1), t), _sigmoid(x)), pt)
-        gx = as_input(_mul(g, d), x)
-    if n[1]:
-        if pw is None:
-            d = _neg(x)
-        else:
-            d = _sub(aten.log_sigmoid.default(_neg(x)), _mul(aten.log_sigmoid.default(x), pw))
-        gt = as_input(_mul(g, d), t)
-    return gx, gt
-
-
-@derivative("nll_loss_forward", inputs=("self",), save=("self", "target", "weight", "reduction", "ignore_index"),
-            save_result=True, nondiff_outputs=(1,), name="NllLossBackward")
-def nll_loss_backward(ctx, g, _g_total=None):
-    return aten.nll_loss_backward.default(g, ctx.self, ctx.target, ctx.weight, ctx.reduction, ctx.ignore_index,
-                                          ctx.result[1])
-
-
-@derivative("nll_loss_backward", inputs=("grad_output",), save=("target", "weight", "reduction", "ignore_index"))
-def nll_loss_double_backward(ctx, gg):
-    # nll_loss_backward is linear in grad_output, with nll_loss_forward as its transpose
-    return aten.nll_loss_forward.default(gg, ctx.target, ctx.weight, ctx.reduction, ctx.ignore_index)[0]
-
-
-# --- fused pointwise products ---------------------------------------------------------------------------------
-
-@derivative("addcmul", "addcmul_", inputs=("self", "tensor1", "tensor2"), save=("self", "tensor1", "tensor2", "value"))
-def addcmul_backward(ctx, g):
-    n = ctx.needs_input_grad
-    t1, t2, v = ctx.tensor1, ctx.tensor2, ctx.value
-    gv = g if v == 1 else _mul(g, v)
-    return (as_input(g, ctx.self) if n[0] else None,
-            as_input(_mul(gv, t2), t1) if n[1] else None,
-            as_input(_mul(gv, t1), t2) if n[2] else None)
-
-
-@derivative("addcdiv", "addcdiv_", inputs=("self", "tensor1", "tensor2"), save=("self", "tensor1", "tensor2", "value"))
-def addcdiv_backward(ctx, g):
-    n = ctx.needs_input_grad
-    t1, t2, v = ctx.tensor1, ctx.tensor2, ctx.value
-    gv = g if v == 1 else _mul(g, v)
-    return (as_input(g, ctx.self) if n[0] else None,
-            as_input(_div(gv, t2), t1) if n[1] else None,
-            as_input(_neg(_div(_mul(gv, t1), _mul(t2, t2))), t2) if n[2] else None)
