@@ -37,6 +37,7 @@ def test_source_of_a_generated_function_and_of_a_wrapper_around_one():
     assert codegen.source_of(wrapper) == codegen.source_of(fn)
     with pytest.raises(KeyError):
         codegen.source_of(len)
+    assert codegen.generated("") == {}      # templates serve no op of their own
 
 
 @pytest.fixture

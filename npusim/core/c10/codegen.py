@@ -149,7 +149,8 @@ def _register(gen: Generated) -> None:
     # mtime None: linecache.checkcache leaves the entry alone (there is no file to compare with)
     linecache.cache[gen.filename] = (len(gen.source), None, lines, gen.filename)
     with _lock:
-        _BY_NAME.setdefault(gen.name, {})[gen.kind] = gen
+        if gen.name:    # a template serves no op until a function made from it is named
+            _BY_NAME.setdefault(gen.name, {})[gen.kind] = gen
         _BY_FILENAME[gen.filename] = gen
 
 
