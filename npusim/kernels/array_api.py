@@ -14,6 +14,7 @@ import numpy as np
 
 BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 HALF_TYPES = (np.dtype(np.float16), BFLOAT16)
+_F32 = np.dtype(np.float32)
 _ndarray = np.ndarray
 _generic = np.generic
 
@@ -50,6 +51,17 @@ def is_integral(dt, include_bool=True) -> bool:
 def compute_dtype(dt):
     """Dtype to compute transcendental math in: 16-bit floats go through float32 (torch's opmath)."""
     return np.dtype(np.float32) if dt in HALF_TYPES else dt
+
+
+def opmath(a):
+    """The array to compute on: 16-bit floats widen to float32 (torch's opmath)."""
+    return a.astype(_F32) if a.dtype in HALF_TYPES else a
+
+
+def cast_like(r, like):
+    """``r`` as an array of ``like``'s dtype (the result of a computation done in opmath)."""
+    r = as_array(r)
+    return r if r.dtype == like.dtype else r.astype(like.dtype)
 
 
 def to_host(a):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import nn_activation as K
+from ..kernels import nn_embedding as K
 from ..kernels import device_checks as DC
 from ..kernels.array_api import namespace_of
 from . import common as C

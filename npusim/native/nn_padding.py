@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.dispatch.ops_namespace import aten
-from ..kernels import nn_activation as K
+from ..kernels import nn_padding as K
 from . import common as C
 
 _BOOL = np.dtype(np.bool_)
