@@ -1,5 +1,4 @@
-"""torch.nn.functional's activations: the ReLU family, shrinks, RReLU and the softmax family.
-"""
+"""torch.nn.functional's activations: the ReLU family, shrinks, RReLU and the softmax family."""
 from __future__ import annotations
 
 import warnings

@@ -1,5 +1,4 @@
-"""Argument checks shared by ``npusim.nn.functional``'s modules, with torch's argument-parser messages.
-"""
+"""Argument checks shared by ``npusim.nn.functional``'s modules, with torch's argument-parser messages."""
 from __future__ import annotations
 
 import numbers

@@ -1,5 +1,4 @@
-"""torch.nn.functional's distances: ``cosine_similarity`` and ``pairwise_distance``.
-"""
+"""torch.nn.functional's distances: ``cosine_similarity`` and ``pairwise_distance``."""
 from __future__ import annotations
 
 from ...core.dispatch.ops_namespace import aten

@@ -1,5 +1,4 @@
-"""torch.nn.functional's dropout family: element-wise, alpha and channel-wise (feature) dropout.
-"""
+"""torch.nn.functional's dropout family: element-wise, alpha and channel-wise (feature) dropout."""
 from __future__ import annotations
 
 import warnings

@@ -1,5 +1,4 @@
-"""torch.nn.functional's lookups: ``one_hot``, ``embedding`` and ``embedding_bag``.
-"""
+"""torch.nn.functional's lookups: ``one_hot``, ``embedding`` and ``embedding_bag``."""
 from __future__ import annotations
 
 import warnings

@@ -1,5 +1,4 @@
-"""torch.nn.functional's ``linear`` and ``bilinear``.
-"""
+"""torch.nn.functional's ``linear`` and ``bilinear``."""
 from __future__ import annotations
 
 from ...core.dispatch.ops_namespace import aten

@@ -1,5 +1,4 @@
-"""torch.nn.functional's ``pad``.
-"""
+"""torch.nn.functional's ``pad``."""
 from __future__ import annotations
 
 from ...core.dispatch.ops_namespace import aten

@@ -1,5 +1,4 @@
-"""torch.nn.functional's image rearrangements and resampling: pixel and channel shuffles, ``interpolate``.
-"""
+"""torch.nn.functional's image rearrangements and resampling: pixel and channel shuffles, ``interpolate``."""
 from __future__ import annotations
 
 import math
