@@ -1,4 +1,4 @@
-"""Array kernels for running extrema, log-cumulative-sum-exp and scatter_reduce.
+"""Array kernels for running extrema and log-cumulative-sum-exp.
 
 Scans are written as doubling (Hillis-Steele) passes of an element-wise
 binary ufunc, so they need nothing beyond broadcasting ufuncs and slicing and
@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import device_checks as DC
 from .array_api import compute_dtype, namespace_of
-from .indexing import _along_axis, _at_least_1d, _check_dim_range, scatter_, ufunc_at
 
 _INT64 = np.dtype(np.int64)
 
@@ -68,36 +66,3 @@ def _logaddexp(xp):
         safe = xp.where(xp.isinf(m) & (m < 0), 0, m)
         return xp.where(xp.isinf(m) & (m < 0), m, safe + xp.log(xp.exp(x - safe) + xp.exp(y - safe)))
     return combine
-
-
-_IDENTITY_REDUCE = {"sum": "add", "mean": "add", "prod": "multiply", "amax": "maximum", "amin": "minimum"}
-
-
-def scatter_reduce(a, dim, idx, src, reduce, include_self):
-    """torch's scatter_reduce on a copy of ``a``; ``idx`` and ``src`` already checked against ``a``."""
-    xp = namespace_of(a)
-    out = a.copy()
-    if idx.size == 0:
-        return out
-    flat = _at_least_1d(out)
-    idx1 = _at_least_1d(idx)
-    idx1 = _check_dim_range(idx1, flat.shape[dim], dim, DC.SCATTER)
-    src1 = _at_least_1d(src)[tuple(slice(0, n) for n in idx1.shape)]
-    target = _along_axis(xp, idx1, dim)
-    if not include_self:
-        # the scattered-to positions start from the first value scattered there
-        identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
-        if identity is None:
-            scatter_(flat, dim, idx1, src1)
-        else:
-            flat[target] = identity
-    ufunc_at(getattr(xp, _IDENTITY_REDUCE[reduce] if reduce != "mean" else "add"), flat, target, src1)
-    if reduce == "mean":
-        counts = xp.zeros(flat.shape, _INT64) if not include_self else xp.ones(flat.shape, _INT64)
-        ufunc_at(xp.add, counts, target, xp.ones(src1.shape, _INT64))
-        counts = xp.maximum(counts, 1)
-        if flat.dtype.kind in "iu":
-            flat[...] = xp.floor_divide(flat, counts.astype(flat.dtype))
-        else:
-            flat[...] = flat / counts.astype(flat.dtype)
-    return out

@@ -496,6 +496,31 @@ def index_put(self, indices, values, accumulate=False):
     return index_put_(clone, indices, values, accumulate)
 
 
+# --- scatter_reduce (the .two overloads) ----------------------------------------------------------
+
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _scatter_reduce_arrays(self, dim, index, src, reduce, include_self):
+    index, src = _tensor(index), _tensor(src)
+    d = _scatter_checks(self, dim, index, src)
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    a = self._a
+    return K.scatter_reduce(a, d, _array_for(index, a), _array_for(src, a), reduce, bool(include_self))
+
+
+def scatter_reduce_two(self, dim, index, src, reduce, *, include_self=True):
+    r = _scatter_reduce_arrays(self, dim, index, src, reduce, include_self)
+    return C.make(r, self._device)
+
+
+def scatter_reduce_two_(self, dim, index, src, reduce, *, include_self=True):
+    C.check_writable(self)
+    r = _scatter_reduce_arrays(self, dim, index, src, reduce, include_self)
+    return C.write_out(self, r)
+
+
 KERNELS = {
     "gather": gather, "gather.out": gather_out,
     "scatter.src": scatter_src, "scatter.value": scatter_value, "scatter.reduce": scatter_reduce,
@@ -509,4 +534,5 @@ KERNELS = {
     "index.Tensor": index, "index_put": index_put, "index_put_": index_put_,
     "masked_fill.Scalar": masked_fill_scalar, "masked_fill.Tensor": masked_fill_tensor,
     "masked_fill_.Scalar": masked_fill_scalar_, "masked_fill_.Tensor": masked_fill_tensor_,
+    "scatter_reduce.two": scatter_reduce_two, "scatter_reduce_.two": scatter_reduce_two_,
 }

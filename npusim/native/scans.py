@@ -1,4 +1,4 @@
-"""Tensor-level kernels: cummax / cummin, logcumsumexp and scatter_reduce.
+"""Tensor-level kernels of the scans: cummax / cummin and logcumsumexp.
 
 The array work lives in ``npusim.kernels.scans``; here are torch's argument
 checks and result wrapping, the same for every device.
@@ -8,9 +8,6 @@ from __future__ import annotations
 from ..core.tensor import _wrap_dim
 from ..kernels import scans as KS
 from . import common as C
-from .indexing_ops import _array_for, _scatter_checks, _tensor
-
-_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _cumulative_extreme(self, dim, largest):
@@ -37,27 +34,4 @@ def logcumsumexp(self, dim):
     return C.make(KS.logcumsumexp(a, axis), self._device)
 
 
-def _scatter_reduce_arrays(self, dim, index, src, reduce, include_self):
-    index, src = _tensor(index), _tensor(src)
-    d = _scatter_checks(self, dim, index, src)
-    if reduce not in _REDUCTIONS:
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
-    a = self._a
-    return KS.scatter_reduce(a, d, _array_for(index, a), _array_for(src, a), reduce, bool(include_self))
-
-
-def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
-    r = _scatter_reduce_arrays(self, dim, index, src, reduce, include_self)
-    return C.make(r, self._device)
-
-
-def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
-    C.check_writable(self)
-    r = _scatter_reduce_arrays(self, dim, index, src, reduce, include_self)
-    return C.write_out(self, r)
-
-
-KERNELS = {
-    "cummax": cummax, "cummin": cummin, "logcumsumexp": logcumsumexp,
-    "scatter_reduce.two": scatter_reduce, "scatter_reduce_.two": scatter_reduce_,
-}
+KERNELS = {"cummax": cummax, "cummin": cummin, "logcumsumexp": logcumsumexp}

@@ -131,3 +131,8 @@ def split_backward(ctx, *grads):
 
 # torch's chunk is a split: its outputs are SplitBackward0's
 derivative("chunk", save=("self_meta", "dim"), save_result=True, name="SplitBackward0")(split_backward)
+
+# the unsafe splits are splits without view tracking: their outputs are UnsafeSplitBackward0's
+derivative("unsafe_split.Tensor", save=("self_meta", "dim"), save_result=True,
+           name="UnsafeSplitBackward0")(split_backward)
+derivative("unsafe_chunk", save=("self_meta", "dim"), save_result=True, name="UnsafeSplitBackward0")(split_backward)
