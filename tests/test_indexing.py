@@ -16,7 +16,7 @@ import npusim
 from conftest import checked_on_device, host, reported_later
 from npusim.kernels import device_checks as DC
 from npusim.kernels import indexing as K
-from npusim.native import indexing_ops
+from npusim.native import indexing as indexing_ops
 
 aten = npusim.ops.aten
 

@@ -74,7 +74,7 @@ def _warnings_of(fn):
 
 
 def test_indexing_warnings_name_the_users_line(monkeypatch):
-    from npusim.native import indexing_ops
+    from npusim.native import indexing as indexing_ops
     monkeypatch.setattr(indexing_ops, "_scatter_reduce_warned", False)     # torch warns once per process
     expanded = npusim.zeros(3).expand(2, 3)
     w = _warnings_of(lambda: expanded.index_put_((npusim.tensor([0]),), npusim.tensor(1.0)))
