@@ -7,7 +7,7 @@ so their gradients come from the parts. Lines starting with ``#`` head a family.
 """
 
 SCHEMAS = """
-# == core: arithmetic, comparison, reductions, views, indexing, factories, copies
+# == elementwise: arithmetic, comparison, logical and bitwise ops, where, clamp, lerp, the unary math ops
 add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
@@ -264,6 +264,7 @@ nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=N
 nan_to_num_(Tensor(a!) self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor(a!)
 relu(Tensor self) -> Tensor
 relu_(Tensor(a!) self) -> Tensor(a!)
+# == reductions: sum, mean, prod, max / min, var / std, norm, all / any, logsumexp, cumsum / cumprod, softmax
 sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
@@ -319,6 +320,7 @@ softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+# == linalg_products: matmul and the products it reduces to, the fused forms, outer, einsum
 matmul(Tensor self, Tensor other) -> Tensor
 matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 mm(Tensor self, Tensor mat2) -> Tensor
@@ -337,14 +339,17 @@ mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)
 addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor
+# == structure: cat and stack
 cat(Tensor[] tensors, int dim=0) -> Tensor
 cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
 stack(Tensor[] tensors, int dim=0) -> Tensor
 stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)
+# == views: the splits
 split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
 unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
+# == indexing: gather / scatter, index_select, masked_select, nonzero, advanced indexing, masked_fill
 gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)
 scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
@@ -371,6 +376,7 @@ masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)
 masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)
+# == sorting: sort, argsort, topk, unique
 sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
@@ -382,6 +388,7 @@ topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=Tr
 _unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+# == structure: flip, roll, tril / triu, repeat, repeat_interleave, tile
 flip(Tensor self, int[] dims) -> Tensor
 roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 tril(Tensor self, SymInt diagonal=0) -> Tensor
@@ -395,6 +402,7 @@ repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
 repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
 repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor
 tile(Tensor self, SymInt[] dims) -> Tensor
+# == views
 view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)
 reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
@@ -417,6 +425,7 @@ clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 detach(Tensor(a) self) -> Tensor(a)
 alias(Tensor(a) self) -> Tensor(a)
 diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
+# == factories: copies and fills, then the factories
 copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
@@ -441,6 +450,7 @@ zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? 
 ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# == random: draws from the generators' Philox streams, and dropout
 rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
@@ -481,7 +491,7 @@ randint_like.low_generator_dtype(Tensor self, SymInt low, SymInt high, *, Genera
 dropout(Tensor input, float p, bool train) -> Tensor
 native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
-# == nn: the ops behind npusim.nn.functional
+# == nn: the ops behind npusim.nn.functional, A-Z across the nn_* families, then later forms by family
 acosh(Tensor self) -> Tensor
 adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
@@ -560,15 +570,19 @@ softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
 threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+# == nn_activation: in-place forms and celu
 hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
 hardswish_(Tensor(a!) self) -> Tensor(a!)
 mish_(Tensor(a!) self) -> Tensor(a!)
 relu6_(Tensor(a!) self) -> Tensor(a!)
 celu(Tensor self, Scalar alpha=1.) -> Tensor
 celu_(Tensor(a!) self, Scalar alpha=1.) -> Tensor(a!)
+# == nn_loss: nll_loss's backward
 nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
+# == nn_embedding: embedding's backward and renorm
 embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+# == nn_padding: reflection, replication and circular padding
 reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
@@ -582,6 +596,7 @@ replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -
 replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 _pad_circular(Tensor self, SymInt[] pad) -> Tensor
+# == nn_dropout: the dropout family
 dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
 alpha_dropout(Tensor input, float p, bool train) -> Tensor
 alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
@@ -589,12 +604,15 @@ feature_dropout(Tensor input, float p, bool train) -> Tensor
 feature_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
 feature_alpha_dropout(Tensor input, float p, bool train) -> Tensor
 feature_alpha_dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)
+# == nn_pooling: upsampling
 upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
+# == nn_conv: convolution's backward and the transposed convolutions
 convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=[1], SymInt[1] padding=[0], SymInt[1] output_padding=[0], SymInt groups=1, SymInt[1] dilation=[1]) -> Tensor
 conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=[1, 1], SymInt[2] padding=[0, 0], SymInt[2] output_padding=[0, 0], SymInt groups=1, SymInt[2] dilation=[1, 1]) -> Tensor
 conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=[1, 1, 1], SymInt[3] padding=[0, 0, 0], SymInt[3] output_padding=[0, 0, 0], SymInt groups=1, SymInt[3] dilation=[1, 1, 1]) -> Tensor
+# == nn_pooling: the pooling backward ops
 max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
 avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
@@ -607,7 +625,7 @@ adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) ->
 upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
 upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
-# == reductions_structure: the extra reductions, scans, indexing and structure ops
+# == reductions: nan-skipping reductions and order statistics
 nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 nanmean(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 median(Tensor self) -> Tensor
@@ -617,9 +635,11 @@ nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tenso
 mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+# == scans: running extrema and logcumsumexp
 cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
 cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
 logcumsumexp(Tensor self, int dim) -> Tensor
+# == indexing: index_add / copy / fill, masked_scatter, scatter_reduce, take, put
 index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)
 index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
@@ -636,6 +656,7 @@ take(Tensor self, Tensor index) -> Tensor
 take_along_dim(Tensor self, Tensor indices, int? dim=None) -> Tensor
 put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)
+# == structure: diagonals, diff, trace, rot90, kron, inner, ger
 diag(Tensor self, int diagonal=0) -> Tensor
 diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
 diagflat(Tensor self, int offset=0) -> Tensor
@@ -645,8 +666,10 @@ rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor
 kron(Tensor self, Tensor other) -> Tensor
 inner(Tensor self, Tensor other) -> Tensor
 ger(Tensor self, Tensor vec2) -> Tensor
+# == reductions: histc and bincount
 histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
 bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor
+# == structure: tensor_split and the directional splits
 tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]
 tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]
 tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]
@@ -656,11 +679,14 @@ vsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
 vsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
 dsplit.int(Tensor(a -> *) self, int sections) -> Tensor(a)[]
 dsplit.array(Tensor(a -> *) self, int[] indices) -> Tensor(a)[]
+# == views: the unsafe splits
 unsafe_chunk(Tensor self, int chunks, int dim=0) -> Tensor[]
 unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
+# == structure: unfold, broadcast_to, ravel
 unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
 broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)
 ravel(Tensor(a) self) -> Tensor(a)
+# == views: in-place shape changes
 swapaxes_(Tensor(a!) self, int axis0, int axis1) -> Tensor(a!)
 swapdims_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
 transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
@@ -669,6 +695,7 @@ squeeze_(Tensor(a!) self) -> Tensor(a!)
 squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
+# == structure: sum_to_size, size predicates, new_empty_strided, the *_scatter ops
 sum_to_size(Tensor self, SymInt[] size) -> Tensor
 is_nonzero(Tensor self) -> bool
 is_same_size(Tensor self, Tensor other) -> bool
@@ -677,7 +704,7 @@ select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
 slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
 diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
 
-# == linalg: decompositions, solvers and the ops built on them
+# == linalg_factorizations: decompositions, solvers and the ops built on them
 linalg_det(Tensor A) -> Tensor
 linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
 linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
@@ -710,7 +737,7 @@ matrix_power(Tensor self, int n) -> Tensor
 linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
 linalg_multi_dot(Tensor[] tensors) -> Tensor
 
-# == math: the extra elementwise math ops
+# == elementwise_math: inverse hyperbolics, special functions, float and integer binary math, predicates
 acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 acosh_(Tensor(a!) self) -> Tensor(a!)
 asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -822,7 +849,7 @@ isreal(Tensor self) -> Tensor
 signbit(Tensor self) -> Tensor
 signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 
-# == misc: searchsorted, bucketize, isin, frexp
+# == searching: searchsorted, bucketize, isin
 searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor
 bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor
@@ -830,9 +857,10 @@ bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool r
 isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
 isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False) -> Tensor
 isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False) -> Tensor
+# == elementwise_math: frexp
 frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
-# == pooling: 3-d adaptive max pooling
+# == nn_pooling: 3-d adaptive max pooling
 adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
 adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 
@@ -864,7 +892,7 @@ special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 
-# == linalg: triangular solves, the LU family, Householder products, matrix exponential
+# == linalg_triangular: triangular solves, the LU family, Householder products, matrix exponential
 linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
 linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
 lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
