@@ -8,7 +8,6 @@ with the helpers below, which raise torch's errors.
 from __future__ import annotations
 
 from ..core.c10.dtype import SCALAR_TYPE_NAME, dtype as _dtype, from_numpy_dtype as _from_np
-from ..kernels.array_api import namespace_of
 from ..native.common import broadcast_shapes as _broadcast_shapes, shape_error as _shape_error
 from ..native.factories import _write
 from ..native.registration import COMPOSITE, COMPOSITE_IMPLICIT, KERNELS
@@ -33,10 +32,10 @@ def check_broadcastable_to(dst, src) -> None:
         _shape_error(dst, src)
 
 
-def write_array(dst, src) -> None:
-    """Copy array ``src`` into array ``dst`` (same array module), broadcasting and casting as ``copy_`` does;
-    large NumPy copies run on the intra-op threads."""
-    _write(namespace_of(dst), dst, src)
+#: ``write_array(xp, dst, src)``: copy array ``src`` into array ``dst`` of array module ``xp``
+#: (``npusim.kernels.array_api.namespace_of(dst)``), broadcasting and casting as ``copy_`` does, with torch's
+#: error for a write into overlapping memory; large NumPy copies run on the intra-op threads.
+write_array = _write
 
 
 def scalar_type_name(dtype) -> str:
