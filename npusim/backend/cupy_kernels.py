@@ -86,10 +86,10 @@ def specialised(generic: dict, cupy) -> dict:
 
     def add(self, other, alpha=1):
         if (alpha.__class__ in (int, float) and alpha != 1 and self.__class__ is Tensor
-                and other.__class__ is Tensor and device_of(self) is device_of(other)):
+                and other.__class__ is Tensor and (dev := device_of(self)) is device_of(other)):
             a, b = array_of(self), array_of(other)
             if a.dtype == b.dtype and _plain(a) and _plain(b) and a.shape == b.shape:
-                return from_array(k.add_alpha(a, b, cupy.float64(alpha)), device_of(self))
+                return from_array(k.add_alpha(a, b, cupy.float64(alpha)), dev)
         return g_add(self, other, alpha)
 
     def sigmoid(self):
