@@ -11,7 +11,8 @@ names. See ``docs/backend_api.md`` for a walk-through.
   device, lazy init, array module, storage of new arrays), ``refuse_device_type`` (a forked child);
   ``register_device_module`` (``npusim.<name>``), ``generate_methods_for_privateuse1_backend``.
 - Devices and streams: ``DeviceGuardImplInterface`` / ``register_guard_impl``; ``Stream`` and ``Event``
-  to subclass; ``UntypedStorage`` to subclass for the storage factory.
+  to subclass; ``UntypedStorage`` to subclass for the storage factory (an instance made for an array sets
+  its ``_root``, the array, and ``_device``; its ``__del__`` may return the memory to the backend).
 - Random numbers: ``Generator``, ``register_generator``, ``register_default_generators``, ``DEFAULT_SEED``,
   ``seed_value``.
 - Kernels: ``from_array`` / ``array_of`` / ``device_of`` / ``bump_version`` / ``replace_array``
