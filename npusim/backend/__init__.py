@@ -3,14 +3,18 @@
 Importing this package:
 1. renames PrivateUse1 to ``npu`` (``rename_privateuse1_backend``),
 2. registers the runtime's device hooks (device count, current device, memory), its
-   random generators and its device/stream guard,
+   random generators, its device/stream guard, and what the profiler, ``npusim.__config__``
+   and ``npusim.distributed`` ask of it (kernel times and memory events, build lines, the
+   ``mpi`` and ``nccl`` process-group backends for npu tensors),
 3. registers kernels for the PrivateUse1 key through ``Library("aten", "IMPL")``,
    leaving some ops out on purpose so they run through
 4. the boxed CPU fallback, ``Library("_", "IMPL").fallback(..., "PrivateUse1")``,
-5. registers the runtime module as ``npusim.npu`` (``_register_device_module``),
-6. generates ``Tensor.npu()``, ``Tensor.is_npu``, ``Storage.npu()``... (``generate_methods_for_privateuse1_backend``).
+5. registers the runtime module as ``npusim.npu`` (``register_device_module``),
+6. generates ``Tensor.npu()``, ``Tensor.is_npu``, ``Storage.npu()``... (``generate_methods_for_privateuse1_backend``),
+7. registers its backend-metadata serialization and its autocast policies and ``npusim.npu.amp`` (``amp``).
 
-It uses only what a third-party backend could use.
+It uses only what a third-party backend could use: ``npusim.privateuse1``, ``npusim.library``,
+``npusim.kernels`` and npusim's public names (an import-linter contract in pyproject.toml checks it).
 """
 from __future__ import annotations
 
