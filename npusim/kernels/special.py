@@ -32,25 +32,31 @@ def _f64(a):
 
 # --- erfc: W. J. Cody's rational approximations, the complement computed directly (no cancellation) ----
 
+def _cody_scaled_erfc(xp, y):
+    """exp(y^2) erfc(y) for y = |x| > 0.46875: Cody's rational forms without their exp(-y^2) factor
+    (the caller silences floating-point warnings)."""
+    num = E._ERF_C[8] * y
+    den = y
+    for i in range(7):
+        num = (num + E._ERF_C[i]) * y
+        den = (den + E._ERF_D[i]) * y
+    mid = (num + E._ERF_C[7]) / (den + E._ERF_D[7])
+    inv = 1.0 / (y * y)
+    num = E._ERF_P[5] * inv
+    den = inv
+    for i in range(4):
+        num = (num + E._ERF_P[i]) * inv
+        den = (den + E._ERF_Q[i]) * inv
+    big = (E._SQRPI - inv * (num + E._ERF_P[4]) / (den + E._ERF_Q[4])) / y
+    return xp.where(y <= 4.0, mid, big)
+
+
 def erfc(a, out=None):
     xp = namespace_of(a)
     x = _f64(a)
     y = xp.abs(x)
     with np.errstate(all="ignore"):
-        num = E._ERF_C[8] * y
-        den = y
-        for i in range(7):
-            num = (num + E._ERF_C[i]) * y
-            den = (den + E._ERF_D[i]) * y
-        mid = (num + E._ERF_C[7]) / (den + E._ERF_D[7])
-        inv = 1.0 / (y * y)
-        num = E._ERF_P[5] * inv
-        den = inv
-        for i in range(4):
-            num = (num + E._ERF_P[i]) * inv
-            den = (den + E._ERF_Q[i]) * inv
-        big = (E._SQRPI - inv * (num + E._ERF_P[4]) / (den + E._ERF_Q[4])) / y
-        tail = xp.where(y <= 4.0, mid, big) * E._exp_neg_square(xp, y)
+        tail = _cody_scaled_erfc(xp, y) * E._exp_neg_square(xp, y)
     tail = xp.where(y >= 26.543, 0.0, tail)       # erfc(|x|) for |x| > 0.46875
     large = xp.where(x < 0, 2.0 - tail, tail)
     r = xp.where(y <= 0.46875, 1.0 - E.erf(x), large)
@@ -326,20 +332,7 @@ _SQRT_2PI = math.sqrt(2.0 * math.pi)
 def _erfcx64(xp, x):
     y = xp.abs(x)
     with np.errstate(all="ignore"):
-        num = E._ERF_C[8] * y
-        den = y
-        for i in range(7):
-            num = (num + E._ERF_C[i]) * y
-            den = (den + E._ERF_D[i]) * y
-        mid = (num + E._ERF_C[7]) / (den + E._ERF_D[7])
-        inv = 1.0 / (y * y)
-        num = E._ERF_P[5] * inv
-        den = inv
-        for i in range(4):
-            num = (num + E._ERF_P[i]) * inv
-            den = (den + E._ERF_Q[i]) * inv
-        big = (E._SQRPI - inv * (num + E._ERF_P[4]) / (den + E._ERF_Q[4])) / y
-        pos = xp.where(y <= 4.0, mid, big)                 # erfcx(|x|) for |x| > 0.46875
+        pos = _cody_scaled_erfc(xp, y)                     # erfcx(|x|) for |x| > 0.46875
         small = xp.exp(y * y) * (1.0 - E.erf(y))           # no cancellation: erf(|x|) < 0.5 here
         pos = xp.where(y <= 0.46875, small, pos)
         # erfcx(-y) = 2 exp(y^2) - erfcx(y); overflows to inf as torch's does
