@@ -1,5 +1,6 @@
 """Matrix products: matmul and the special cases it reduces to (dot, mv, mm, bmm),
-the fused forms (addmm, addmv, baddbmm) and outer (einsum, a composition of these, is in ``linalg_products_einsum.py``).
+the fused forms (addmm, addmv, baddbmm) and outer (einsum, a composition of these, is in
+``linalg_products_einsum.py``).
 
 torch does not promote types in matrix products: the operands must share one
 dtype, and each entry point words its shape and dtype errors its own way, in
