@@ -20,7 +20,7 @@ from ..kernels import factories as KC
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
-from .views import _ints
+from .views import _ints, dense_permutation, strided_view
 
 
 def xp_for(dev):
@@ -97,7 +97,6 @@ def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory
                            f"strides={list(stride)}")
     span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, stride))
     t = _allocate(lambda xp, s, d: xp.empty((span,), d), (span,), dt, dev)
-    from .views import strided_view
     t._a = strided_view(t._a, shape, tuple(s * dt.itemsize for s in stride))
     return t
 
@@ -155,19 +154,6 @@ def _like_array(xp, self, dt, memory_format, fill):
         inv = np.argsort(perm)
         return base.transpose(tuple(int(i) for i in inv))
     return fill(xp, shape, dt.np)
-
-
-def dense_permutation(a):
-    """The dimension order that makes ``a`` C-contiguous, if it is a permuted dense array."""
-    if a.ndim < 2:
-        return None
-    order = sorted(range(a.ndim), key=lambda i: (-a.strides[i], -a.shape[i]))
-    expected = a.itemsize
-    for i in reversed(order):
-        if a.shape[i] != 1 and a.strides[i] != expected:
-            return None
-        expected *= a.shape[i]
-    return tuple(order)
 
 
 def _like_factory(fill):

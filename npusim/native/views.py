@@ -390,7 +390,6 @@ def clone(self, memory_format=None):
     if memory_format in (None, "preserve_format"):
         if a.flags.c_contiguous:
             return C.make(a.copy(), self._device)
-        from .factories import dense_permutation
         perm = dense_permutation(a)
         if perm is not None:
             r = a.transpose(perm).copy(order="C").transpose(tuple(int(i) for i in np.argsort(perm)))
@@ -425,6 +424,19 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
         idx[d2] = slice(start[1], None)
     # np.diagonal is read-only; torch's diagonal is a writable view.
     return make_view(strided_view(a[tuple(idx)], shape, strides), self)
+
+
+def dense_permutation(a):
+    """The dimension order that makes ``a`` C-contiguous, if it is a permuted dense array."""
+    if a.ndim < 2:
+        return None
+    order = sorted(range(a.ndim), key=lambda i: (-a.strides[i], -a.shape[i]))
+    expected = a.itemsize
+    for i in reversed(order):
+        if a.shape[i] != 1 and a.strides[i] != expected:
+            return None
+        expected *= a.shape[i]
+    return tuple(order)
 
 
 def strided_view(a, shape, byte_strides):
