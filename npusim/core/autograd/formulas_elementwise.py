@@ -447,35 +447,7 @@ def masked_fill_tensor_backward(ctx, g):
     return (aten.masked_fill.Scalar(g, mask, 0) if n[0] else None, gv)
 
 
-# --- copies ---------------------------------------------------------------------------------------------------
-
-@derivative("_to_copy", save=("self_meta",))
-def to_copy_backward(ctx, g):
-    x = ctx.self_meta
-    return aten._to_copy.default(g, dtype=x.dtype, device=x.device)
-
-
-@derivative("clone")
-def clone_backward(ctx, g):
-    return g
-
-
-@derivative("copy_", inputs=("self", "src"), save=("src_meta",))
-def copy_backward(ctx, g):
-    src = ctx.src_meta
-    n = ctx.needs_input_grad
-    gs = None
-    if n[1]:
-        gs = g if g._device is src.device else aten._to_copy.default(g, device=src.device)
-        gs = as_input(gs, src)
-    return (_zeros(g) if n[0] else None, gs)
-
-
-@derivative("fill_.Scalar", "zero_", "uniform_", "normal_", "random_", "random_.from", "random_.to",
-            "exponential_", "bernoulli_.float", "cauchy_", "log_normal_", "geometric_")
-def fill_backward(ctx, g):
-    return _zeros(g)
-
+# --- comparisons written in place ----------------------------------------------------------------------------
 
 @derivative("eq_.Tensor", "eq_.Scalar", "ne_.Tensor", "ne_.Scalar", "lt_.Tensor", "lt_.Scalar", "le_.Tensor",
             "le_.Scalar", "gt_.Tensor", "gt_.Scalar", "ge_.Tensor", "ge_.Scalar", inputs=("self", "other"),
@@ -486,42 +458,6 @@ def compare_inplace_backward(ctx, g):
     meta = ctx.other_meta
     go = aten.zeros.default(list(meta.shape), dtype=meta.dtype, device=meta.device) if n[1] and meta else None
     return (_zeros(g) if n[0] else None, go)
-
-
-@derivative("bernoulli_.Tensor", inputs=("self", "p"), save=("p_meta",))
-def bernoulli_tensor_inplace_backward(ctx, g):
-    n = ctx.needs_input_grad
-    meta = ctx.p_meta
-    return (_zeros(g) if n[0] else None,
-            aten.zeros.default(list(meta.shape), dtype=meta.dtype, device=meta.device) if n[1] else None)
-
-
-@derivative("bernoulli", inputs=("self",))
-def bernoulli_backward(ctx, g):
-    return _zeros(g)
-
-
-@derivative("normal.Tensor_float", inputs=("mean",))
-def normal_mean_backward(ctx, g):
-    return _zeros(g)
-
-
-@derivative("normal.float_Tensor", inputs=("std",))
-def normal_std_backward(ctx, g):
-    return _zeros(g)
-
-
-@derivative("normal.Tensor_Tensor", inputs=("mean", "std"), save=("mean_meta", "std_meta"))
-def normal_tensors_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return tuple(aten.zeros.default(list(m.shape), dtype=g.dtype, device=g.device) if need else None
-                 for m, need in zip((ctx.mean_meta, ctx.std_meta), n))
-
-
-@derivative("fill_.Tensor", inputs=("self", "value"))
-def fill_tensor_backward(ctx, g):
-    n = ctx.needs_input_grad
-    return (_zeros(g) if n[0] else None, aten.sum.default(g) if n[1] else None)
 
 
 # --- fused pointwise products ---------------------------------------------------------------------------------

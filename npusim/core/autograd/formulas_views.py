@@ -129,6 +129,11 @@ def split_backward(ctx, *grads):
     return aten.cat.default(_cat_grads(grads, pieces, dim), dim)
 
 
+@derivative("clone")
+def clone_backward(ctx, g):
+    return g
+
+
 # torch's chunk is a split: its outputs are SplitBackward0's
 derivative("chunk", save=("self_meta", "dim"), save_result=True, name="SplitBackward0")(split_backward)
 
