@@ -80,3 +80,12 @@ def test_every_formulas_module_of_autograd_is_loaded():
     import npusim.core.autograd as autograd
     names = [info.name for info in pkgutil.iter_modules(autograd.__path__) if info.name.startswith("formulas_")]
     assert names and all(f"npusim.core.autograd.{name}" in sys.modules for name in names)
+
+
+def test_node_names_numbered_across_formula_modules_keep_torchs_numbers():
+    # Node names are numbered per base name in registration order, and MaxBackward / MinBackward are shared by
+    # formulas_elementwise (max.other) and formulas_reductions: importing the formula modules in name order keeps
+    # the full reduction at torch's MaxBackward1 / MinBackward1.
+    x = npusim.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    assert npusim.max(x).grad_fn.name() == "MaxBackward1"
+    assert npusim.min(x).grad_fn.name() == "MinBackward1"
