@@ -314,22 +314,27 @@ def _check_nonempty_planes(x, name):
                                f"has sizes {list(x.shape)} with dimension {i} being empty")
 
 
-def adaptive_max_pool2d(self, output_size):
-    """Max over adaptive windows and the flat index (h * W + w) of each maximum in its input plane."""
+def _adaptive_max_pool(dim, self, output_size, kernel_name):
+    """Max over adaptive windows of the last ``dim`` dims and the flat index of each maximum there."""
+    name = f"adaptive_max_pool{dim}d"
     x = self._a
-    if x.ndim not in (3, 4):
-        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: {list(x.shape)}")
-    _check_nonempty_planes(x, "adaptive_max_pool2d")
-    output_size = _output_size_arg(output_size, 2, "adaptive_max_pool2d(): internal error: output_size.size() "
-                                                   "must be 2")
-    shape = list(x.shape[:-2]) + output_size
+    if x.ndim not in (dim + 1, dim + 2):
+        raise RuntimeError(f"{name}(): Expected {dim + 1}D or {dim + 2}D tensor, but got: {list(x.shape)}")
+    _check_nonempty_planes(x, name)
+    output_size = _output_size_arg(output_size, dim, f"{name}(): internal error: output_size.size() must be {dim}")
+    shape = list(x.shape[:-dim]) + output_size
     for n in output_size:
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {shape}")
     if not C.is_float(x.dtype):
-        C.not_implemented("adaptive_max_pool2d", x.dtype)
+        C.not_implemented(kernel_name, x.dtype)
     values, indices = KP.adaptive_max_pool(x, output_size)
     return C.make(values, self._device), C.make(indices, self._device)
+
+
+def adaptive_max_pool2d(self, output_size):
+    """Max over adaptive windows and the flat index (h * W + w) of each maximum in its input plane."""
+    return _adaptive_max_pool(2, self, output_size, "adaptive_max_pool2d")
 
 
 def adaptive_max_pool2d_backward(grad_output, self, indices):
@@ -338,20 +343,7 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
 
 def adaptive_max_pool3d(self, output_size):
     """Max over adaptive windows and the flat index (d * H * W + h * W + w) of each maximum in its input volume."""
-    x = self._a
-    if x.ndim not in (4, 5):
-        raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: {list(x.shape)}")
-    _check_nonempty_planes(x, "adaptive_max_pool3d")
-    output_size = _output_size_arg(output_size, 3, "adaptive_max_pool3d(): internal error: output_size.size() "
-                                                   "must be 3")
-    shape = list(x.shape[:-3]) + output_size
-    for n in output_size:
-        if n < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {shape}")
-    if not C.is_float(x.dtype):
-        C.not_implemented("adaptive_max_pool3d_cpu", x.dtype)
-    values, indices = KP.adaptive_max_pool(x, output_size)
-    return C.make(values, self._device), C.make(indices, self._device)
+    return _adaptive_max_pool(3, self, output_size, "adaptive_max_pool3d_cpu")
 
 
 def adaptive_max_pool3d_backward(grad_output, self, indices):
