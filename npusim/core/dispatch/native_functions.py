@@ -710,7 +710,7 @@ linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)
 linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
 linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
 linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
-linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+linalg_qr(Tensor A, str mode="reduced") -> (Tensor Q, Tensor R)
 _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
 _linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 linalg_inv(Tensor A) -> Tensor
@@ -730,7 +730,7 @@ linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U,
 linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor
 svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
 linalg_pinv.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
-pinverse(Tensor self, float rcond=1e-15) -> Tensor
+pinverse(Tensor self, float rcond=1.0000000000000001e-15) -> Tensor
 linalg_matrix_rank.atol_rtol_float(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor
 linalg_matrix_power(Tensor self, int n) -> Tensor
 matrix_power(Tensor self, int n) -> Tensor

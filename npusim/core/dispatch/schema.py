@@ -73,6 +73,7 @@ class Argument:
     type: SchemaType
     default: object = _NO_DEFAULT
     kwarg_only: bool = False
+    default_written_as_scalar: bool = False  # "int[2] padding=0": the value is (0, 0), printed as written
 
     @property
     def has_default(self) -> bool:
@@ -82,7 +83,10 @@ class Argument:
         s = f"{self.type} {self.name}"
         if self.has_default:
             bare = isinstance(self.default, str) and self.type.base in _IDENT_DEFAULT_TYPES
-            s += "=" + (self.default if bare else _format_default(self.default))
+            if self.default_written_as_scalar:
+                s += "=" + _format_default(self.default[0])
+            else:
+                s += "=" + (self.default if bare else _format_default(self.default))
         return s
 
 
@@ -244,9 +248,11 @@ class _Parser:
                 name = self.expect(kind="ident")
                 self._check_type(type_tok)
                 default = _NO_DEFAULT
+                as_scalar = False
                 if self.accept("="):
+                    as_scalar = typ.is_list and self.peek()[1] not in ("[", "None")
                     default = self.default(typ)
-                args.append(Argument(name, typ, default, kwarg_only))
+                args.append(Argument(name, typ, default, kwarg_only, as_scalar))
             if not self.accept(","):
                 return args
 
