@@ -8,7 +8,7 @@ bench_tiny_ops.py). Times are the thread's CPU time (so that other processes on 
 machine do not count). Each round measures every configuration once, in a
 shuffled order; the ratio shown is the median over rounds of each round's ratio
 to its own no-callback time.
-Budgets (DESIGN.md): <= 1.05x with a 1%-sampled callback (aim 1.02x).
+Budgets (docs/architecture.md, "Figures we hold"): <= 1.05x with a 1%-sampled callback (aim 1.02x).
 """
 from __future__ import annotations
 
