@@ -64,3 +64,20 @@ def test_an_op_is_declared_once():
     with pytest.raises(ValueError, match="declares 'max' twice"):
         op_table._by_name([NpuOp("max.other"), NpuOp("max", fallback=True)])
     assert op_table.facts("max.other").capacity is Bound.BROADCAST and op_table.facts("max.dim") is None
+
+
+def test_a_same_as_self_bound_never_exceeds_the_result():
+    # the capacity check refuses a call whose bound exceeds free memory, so a bound above the real result's
+    # bytes would refuse results that fit: a one-argument op bounded by self's bytes must return self's dtype
+    x = npusim.linspace(-2.0, 2.0, 7, dtype=npusim.float64)
+    for op in op_table.OPS:
+        if op.capacity is not Bound.SAME_AS_SELF or "." in op.name:
+            continue
+        fn = getattr(npusim, op.name, None)
+        if fn is None:
+            continue
+        try:
+            result = fn(x)
+        except (TypeError, RuntimeError):
+            continue  # needs more arguments, or not defined for float64 (bitwise_not)
+        assert result.element_size() >= x.element_size(), op.name

@@ -80,14 +80,15 @@ OPS = [
     NpuOp("outer", capacity=B.OUTER),
 
     # one result element per element of self
-    *_ops("abs acos asin atan bitwise_not ceil cos cosh erf exp exp2 expm1 floor frac isneginf isposinf isreal "
+    *_ops("abs acos asin atan bitwise_not ceil cos cosh erf exp exp2 expm1 floor frac "
           "log log10 log1p log2 nan_to_num neg reciprocal relu round rsqrt sgn sign sin sinh sqrt square tan tanh "
           "trunc", capacity=B.SAME_AS_SELF),
     NpuOp("sigmoid", capacity=B.SAME_AS_SELF, cupy=("default",)),
     NpuOp("gelu", capacity=B.SAME_AS_SELF, cupy=("default",)),  # CuPy: exact and tanh
     *_ops("clone contiguous flip roll tril triu _softmax _log_softmax elu silu hardsigmoid hardswish hardtanh "
           "leaky_relu log_sigmoid logit mish softplus threshold", capacity=B.SAME_AS_SELF),
-    *_ops("isfinite isinf isnan logical_not signbit", capacity=B.SELF_ELEMENTS),        # bool results
+    *_ops("isfinite isinf isnan isneginf isposinf isreal logical_not signbit",          # bool results
+          capacity=B.SELF_ELEMENTS),
     *_ops("cumsum cumprod softmax log_softmax", capacity=B.SELF_ELEMENTS),              # they take a dtype=
 
     # results that grow with an argument
