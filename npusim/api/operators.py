@@ -60,7 +60,8 @@ def _ov(name, overload="default"):
 
 # --- elementwise: generated -----------------------------------------------------------
 
-def _unary(name, op_name=None, has_out=True):
+def unary_function(name, op_name=None, has_out=True):
+    """``npusim.<name>(input, *, out=None)``: the aten op's default overload, or its ``out`` one."""
     op_name = op_name or name
     f = _ov(op_name)
     fo = _ov(op_name, "out") if has_out else None
@@ -75,7 +76,11 @@ def _unary(name, op_name=None, has_out=True):
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name}(input, *, out=None) -> Tensor"
-    return _export(fn)
+    return fn
+
+
+def _unary(name, op_name=None, has_out=True):
+    return _export(unary_function(name, op_name, has_out))
 
 
 neg = _unary("neg")

@@ -4,7 +4,7 @@ xlogy, hypot, gcd, shifts...), plus the in-place spellings of existing ops torch
 from __future__ import annotations
 
 from ..core.c10 import dtype as D
-from .operators import _check_input
+from .operators import _check_input, unary_function
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 
@@ -34,21 +34,7 @@ def _ov(name, overload="default"):
 # --- unary ----------------------------------------------------------------------------------------------------
 
 def _unary(name, op_name=None, has_out=True):
-    op_name = op_name or name
-    f = _ov(op_name)
-    fo = _ov(op_name, "out") if has_out else None
-
-    def fn(input, *, out=None):
-        _check_input(input, name)
-        if out is None:
-            return f(input)
-        if fo is None:
-            raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
-        return fo(input, out=out)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}(input, *, out=None) -> Tensor"
-    return _export(fn)
+    return _export(unary_function(name, op_name, has_out))
 
 
 # the unary ops and aliases (their Tensor methods are bound from these lists below)
