@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
+from ..api.misc import typename as _typename
 from ..core.c10 import dtype as _dtype
 from ..core.dispatch.api_usage import log_api_usage_once
 from ..core.autograd import enable_grad, set_grad_enabled
@@ -57,21 +58,6 @@ def register_optimizer_step_post_hook(hook) -> _HookHandle:
     handle = _HookHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
-
-
-def _typename(obj) -> str:
-    """torch.typename: ``npusim.FloatTensor`` for a tensor, ``module.qualname`` otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def _scalar_dtype():
