@@ -1,0 +1,263 @@
+"""Training steps of representative models, npusim's npu against torch CPU, at one thread and at two.
+
+    python bench/bench_models.py [--rounds N] [--steps N] [--threads 1,2] [--only NAME,...] [--quick]
+
+Each workload is one training step (forward, loss, backward, optimizer step) built twice from the same
+code, once with torch on its CPU and once with npusim on the npu (the emulated device on a machine without a
+GPU), with the same weights and data (torch's initial state is copied into npusim's model):
+
+    convnet      MNIST-sized: 2 conv 3x3 (32, 64 channels), max-pool, 2 linear, Adam, batch 64
+    gru_lm       character-level GRU language model: embedding 64, GRU 256, head; context 64, batch 16, Adam
+    lstm_lm      the same with an LSTM
+    transformer  4-layer pre-norm transformer LM, width 128, 4 heads, causal, context 64, batch 16, AdamW
+    mlp          784-1024-1024-10 with ReLU, batch 256, Adam
+    mlp_fp16     the same MLP step under fp16 autocast with a GradScaler
+    regression   a tiny regression step: Linear(8, 1), MSE, SGD, batch 32
+
+Rounds interleave the two sides (each round runs ``--steps`` steps of torch then of npusim), so a busy
+neighbour on the machine slows both alike. The table shows the median milliseconds per step of each side
+and the ratio npusim / torch, median and min-max over the rounds (lower is better; the goal is <= 1.2x,
+<= 1.0x for the MLP). The fp16 row also shows npusim's fp16 step over its own fp32 MLP step (goal <= 1.3x
+on the emulation). Thread counts are set on both sides: ``torch.set_num_threads`` and
+``npusim.set_num_threads`` (intra-op pool and BLAS through threadpoolctl). The first-step losses of both
+sides are printed as a check that the same step is measured. The defaults take a few minutes; ``--quick``
+runs every workload once at one thread, with small sizes, in a few seconds (a smoke test).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+import npusim  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+# ---- workloads: each builder returns (model, make_batch(lib, rng_state) -> (inputs, target), loss_fn, optimizer
+# factory, autocast); the model is built from ``lib.nn`` so the same code builds torch's and npusim's.
+
+def convnet(lib, small):
+    nn = lib.nn
+    c1, c2, hidden = (8, 16, 32) if small else (32, 64, 128)
+    model = nn.Sequential(nn.Conv2d(1, c1, 3), nn.ReLU(), nn.Conv2d(c1, c2, 3), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(c2 * 12 * 12, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+    batch = 8 if small else 64
+    rng = np.random.default_rng(1)
+    data = (rng.standard_normal((batch, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, batch))
+    return dict(model=model, data=data, loss="cross_entropy", opt="Adam", lr=1e-3)
+
+
+class RecurrentLM:
+    """Embedding, a one-layer GRU or LSTM, a linear head; built from ``nn`` of torch or npusim."""
+
+    def __new__(cls, nn, kind, vocab, width, hidden):
+        rnn_cls = nn.GRU if kind == "gru" else nn.LSTM
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, width)
+                self.rnn = rnn_cls(width, hidden, batch_first=True)
+                self.head = nn.Linear(hidden, vocab)
+
+            def forward(self, idx):
+                out, _ = self.rnn(self.emb(idx))
+                return self.head(out).flatten(0, 1)
+        return Model()
+
+
+def recurrent_lm(kind):
+    def build(lib, small):
+        vocab, context, batch = 65, (8 if small else 64), (4 if small else 16)
+        model = RecurrentLM(lib.nn, kind, vocab, 32 if small else 64, 32 if small else 256)
+        rng = np.random.default_rng(2)
+        tokens = rng.integers(0, vocab, (batch, context + 1))
+        return dict(model=model, data=(tokens[:, :-1], tokens[:, 1:].reshape(-1)), loss="cross_entropy",
+                    opt="Adam", lr=1e-3)
+    return build
+
+
+def transformer(lib, small):
+    nn = lib.nn
+    vocab, width, layers, context, batch = 65, (32 if small else 128), (1 if small else 4), (8 if small else 64), \
+        (2 if small else 16)
+
+    class TransformerLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, width)
+            self.pos = nn.Embedding(context, width)
+            layer = nn.TransformerEncoderLayer(width, 4, dim_feedforward=4 * width, dropout=0.0, batch_first=True,
+                                               norm_first=True, activation="gelu")
+            self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(width)
+            self.head = nn.Linear(width, vocab)
+            self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(context), persistent=False)
+
+        def forward(self, idx):
+            pos = lib.arange(idx.shape[1], device=idx.device)
+            x = self.encoder(self.tok(idx) + self.pos(pos), mask=self.mask, is_causal=True)
+            return self.head(self.norm(x)).flatten(0, 1)
+
+    rng = np.random.default_rng(3)
+    tokens = rng.integers(0, vocab, (batch, context + 1))
+    return dict(model=TransformerLM(), data=(tokens[:, :-1], tokens[:, 1:].reshape(-1)), loss="cross_entropy",
+                opt="AdamW", lr=3e-4)
+
+
+def mlp(lib, small, amp=False):
+    nn = lib.nn
+    sizes = (784, 64, 64, 10) if small else (784, 1024, 1024, 10)
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
+    batch = 16 if small else 256
+    rng = np.random.default_rng(4)
+    data = (rng.standard_normal((batch, 784), dtype=np.float32), rng.integers(0, 10, batch))
+    return dict(model=nn.Sequential(*layers[:-1]), data=data, loss="cross_entropy", opt="Adam", lr=1e-3, amp=amp)
+
+
+def regression(lib, small):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 8), dtype=np.float32)
+    y = (x @ rng.standard_normal((8, 1), dtype=np.float32) + 0.1).astype(np.float32)
+    return dict(model=lib.nn.Linear(8, 1), data=(x, y), loss="mse_loss", opt="SGD", lr=1e-2)
+
+
+WORKLOADS = {
+    "convnet": convnet,
+    "gru_lm": recurrent_lm("gru"),
+    "lstm_lm": recurrent_lm("lstm"),
+    "transformer": transformer,
+    "mlp": mlp,
+    "mlp_fp16": lambda lib, small: mlp(lib, small, amp=True),
+    "regression": regression,
+}
+
+
+def build_step(lib, spec, state, device):
+    """A closure running one training step of ``spec`` with ``lib`` on ``device``, from the weights ``state``."""
+    model = spec["model"]
+    with lib.no_grad():
+        for name, value in model.state_dict().items():
+            value.copy_(lib.from_numpy(state[name].copy()))
+    model = model.to(device)
+    inputs, target = (lib.from_numpy(np.ascontiguousarray(a)).to(device) for a in spec["data"])
+    opt = getattr(lib.optim, spec["opt"])(model.parameters(), lr=spec["lr"])
+    loss_fn = getattr(lib.nn.functional, spec["loss"])
+    amp = spec.get("amp", False)
+    scaler = lib.amp.GradScaler(device, enabled=amp)
+    sync = npusim.npu.synchronize if lib is npusim else (lambda: None)
+
+    def step():
+        opt.zero_grad()
+        with lib.autocast(device, dtype=lib.float16, enabled=amp):
+            loss = loss_fn(model(inputs), target)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        sync()
+        return loss
+
+    return step
+
+
+def sides_of(name, small):
+    """{side: step} for one workload: torch's CPU (when importable) and npusim's npu, the same initial weights."""
+    builder = WORKLOADS[name]
+    ours = builder(npusim, small)
+    if torch is not None:
+        torch.manual_seed(0)
+        theirs = builder(torch, small)
+        state = {k: v.detach().numpy().copy() for k, v in theirs["model"].state_dict().items()}
+    else:
+        npusim.manual_seed(0)
+        state = {k: v.detach().numpy().copy() for k, v in ours["model"].state_dict().items()}
+    sides = {}
+    if torch is not None:
+        sides["torch"] = build_step(torch, theirs, state, "cpu")
+    sides["npusim"] = build_step(npusim, ours, state, "npu")
+    return sides
+
+
+def set_threads(n: int) -> None:
+    npusim.set_num_threads(n)   # the intra-op pool and BLAS (threadpoolctl)
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
+def measure(sides: dict, rounds: int, steps: int) -> tuple[dict, dict]:
+    """First-step losses, and {side: [ms per step, one per round]} with the sides interleaved round by round."""
+    losses = {side: float(step().item()) for side, step in sides.items()}   # warm-up, and the sanity check
+    times = {side: [] for side in sides}
+    for _ in range(rounds):
+        for side, step in sides.items():
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                step()
+            times[side].append((time.perf_counter() - t0) / steps * 1e3)
+    return losses, times
+
+
+def spread(ratios) -> str:
+    ratios = sorted(ratios)
+    return f"{statistics.median(ratios):5.2f} ({ratios[0]:.2f}-{ratios[-1]:.2f})"
+
+
+def run(args) -> int:
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        raise SystemExit(f"unknown workload(s) {unknown}; known: {', '.join(WORKLOADS)}")
+    threads = [int(t) for t in args.threads.split(",")]
+    print(f"npusim {npusim.__version__} (npu mode: {npusim.npu.runtime_mode()}), "
+          f"NumPy {np.__version__}" + (f", torch {torch.__version__}" if torch is not None else ", torch not importable")
+          + f"; os.cpu_count()={os.cpu_count()}; {args.rounds} rounds of {args.steps} steps"
+          + ("; quick (small sizes)" if args.quick else ""))
+    for n in threads:
+        set_threads(n)
+        print()
+        print(f"{n} thread(s)")
+        print(f"{'workload':<12}{'torch ms':>10}{'npusim ms':>11}   {'npusim/torch (min-max)':<24}losses torch / npusim")
+        fp32_mlp = None
+        for name in names:
+            sides = sides_of(name, args.quick)
+            losses, times = measure(sides, args.rounds, args.steps)
+            row = f"{name:<12}"
+            row += f"{statistics.median(times['torch']):10.2f}" if "torch" in times else f"{'n/a':>10}"
+            row += f"{statistics.median(times['npusim']):11.2f}   "
+            row += (spread(a / b for a, b in zip(times["npusim"], times["torch"])) if "torch" in times else "n/a")
+            row = row.ljust(57) + " / ".join(f"{v:.4f}" for v in losses.values())
+            if name == "mlp":
+                fp32_mlp = times["npusim"]
+            if name == "mlp_fp16" and fp32_mlp is not None:
+                row += "   fp16/fp32 npusim " + spread(a / b for a, b in zip(times["npusim"], fp32_mlp))
+            print(row, flush=True)
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (median and min-max are shown)")
+    parser.add_argument("--steps", type=int, default=3, help="training steps per side and round")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts, each run in turn")
+    parser.add_argument("--only", default="", help="comma-separated workloads (default: all)")
+    parser.add_argument("--quick", action="store_true", help="small sizes, one round of one step, one thread")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds, args.steps, args.threads = 1, 1, "1"
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
