@@ -235,8 +235,8 @@ def test_only_floating_tensors_on_the_autocast_device_are_cast():
 
 def test_policy_table_lists_what_npusim_lacks():
     from npusim.backend.amp.autocast_registration import missing_ops
-    from npusim.backend.amp.policy import NPU_AUTOCAST_POLICIES
-    listed = {name for names in NPU_AUTOCAST_POLICIES.values() for name in names}
+    from npusim.backend.op_table import autocast_policies
+    listed = {name for names in autocast_policies().values() for name in names}
     missing = set(missing_ops())
     assert missing <= listed
     for name in listed - missing:
