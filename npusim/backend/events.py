@@ -13,7 +13,7 @@ import time
 from ..privateuse1 import PRIVATEUSE1
 from ..privateuse1 import Event as _Event
 from .runtime import runtime
-from .streams import current_stream, pools
+from .streams import NPU_TYPE_CODE, current_stream, pools
 
 __all__ = ["Event"]
 
@@ -90,7 +90,7 @@ class Event(_Event):
         """Record on ``stream`` (default: the current npu stream)."""
         if stream is None:
             stream = current_stream()
-        if self._handle is None and stream._type == PRIVATEUSE1:
+        if self._handle is None and stream.device_type == NPU_TYPE_CODE:
             # made here so the event keeps its blocking / interprocess flags
             self._handle = EventHandle(stream.device_index, self.enable_timing, self.blocking, self.interprocess)
         super().record(stream)

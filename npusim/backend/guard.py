@@ -39,7 +39,7 @@ class NpuGuardImpl(DeviceGuardImplInterface):
 
     # --- devices ------------------------------------------------------------------------------------
     def _index(self, d) -> int:
-        if d._type != PRIVATEUSE1:
+        if d.type != privateuse1_backend_name():
             raise RuntimeError(f"Expected a {privateuse1_backend_name()} device, but got {d}")
         if d.index is None:
             runtime.lazy_init()
@@ -80,7 +80,7 @@ class NpuGuardImpl(DeviceGuardImplInterface):
 
     # --- streams --------------------------------------------------------------------------------------
     def _stream_index(self, s) -> int:
-        if s._type != PRIVATEUSE1:
+        if s.device_type != streams.NPU_TYPE_CODE:
             raise RuntimeError(f"Expected a {privateuse1_backend_name()} stream, but got a stream of "
                                f"{s.device}")
         runtime.lazy_init()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 
 from .. import device as _device
-from ..privateuse1 import PRIVATEUSE1
+from ..privateuse1 import PRIVATEUSE1, privateuse1_backend_name
 from ..privateuse1 import Stream as _Stream
 from .runtime import runtime
 
@@ -22,7 +22,7 @@ __all__ = ["Stream", "StreamContext", "stream", "set_stream", "current_stream", 
 
 POOL_SIZE = 32
 _HIGH_PRIORITY = -1      # priorities are clamped to 0 (low) or -1 (high), CUDA's usual range
-_NPU_TYPE_CODE = 20      # c10::DeviceType::PrivateUse1
+NPU_TYPE_CODE = 20      # c10::DeviceType::PrivateUse1
 
 
 def _clamp_priority(priority: int) -> int:
@@ -107,7 +107,7 @@ def apply_to_cupy(index: int) -> None:
 
 
 def handle(index: int, stream_id: int) -> "Stream":
-    return Stream(stream_id=stream_id, device_index=index, device_type=_NPU_TYPE_CODE)
+    return Stream(stream_id=stream_id, device_index=index, device_type=NPU_TYPE_CODE)
 
 
 def _index_of(device) -> int:
@@ -118,7 +118,7 @@ def _index_of(device) -> int:
     if isinstance(device, int) and not isinstance(device, bool):
         return runtime.check_index(device)
     d = _device(device)
-    if d._type != PRIVATEUSE1:
+    if d.type != privateuse1_backend_name():
         raise ValueError(f"Expected a npu device, but got: {d}")
     return runtime.current_device() if d.index is None else runtime.check_index(d.index)
 
