@@ -23,3 +23,47 @@ def test_bernoulli_of_an_empty_integer_tensor_is_empty(device):
     _like(npusim.bernoulli(npusim.ones(0, dtype=npusim.int64, device=device)), (0,), npusim.int64, [])
     with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
         npusim.bernoulli(npusim.ones(2, dtype=npusim.int64, device=device))
+
+
+def test_linspace_of_bool_with_at_most_one_step(device):
+    # torch fills one step with start and none with nothing; its kernel (from two steps on) has no bool
+    _like(npusim.linspace(0, 1, 1, dtype=npusim.bool, device=device), (1,), npusim.bool, [False])
+    _like(npusim.linspace(3, 1, 1, dtype=npusim.bool, device=device), (1,), npusim.bool, [True])
+    _like(npusim.linspace(0, 1, 0, dtype=npusim.bool, device=device), (0,), npusim.bool, [])
+    with pytest.raises(NotImplementedError, match="'Bool'"):
+        npusim.linspace(0, 1, 2, dtype=npusim.bool, device=device)
+
+
+def test_linspace_past_the_dtype_with_at_most_one_step(device):
+    _like(npusim.linspace(2 ** 63, 1, 1, dtype=npusim.float16, device=device), (1,), npusim.float16,
+          [float("inf")])
+    _like(npusim.linspace(2 ** 63, 1, 0, dtype=npusim.int64, device=device), (0,), npusim.int64, [])
+    _like(npusim.linspace(-1, 1, 1, dtype=npusim.uint8, device=device), (1,), npusim.uint8, [255])
+    with pytest.raises(RuntimeError, match="c10::Half without overflow"):
+        npusim.linspace(2 ** 63, 1, 3, dtype=npusim.float16, device=device)
+    with pytest.raises(RuntimeError, match="int64_t without overflow"):
+        npusim.linspace(2 ** 63, 1, 1, dtype=npusim.int64, device=device)
+
+
+def test_a_single_16_bit_float_element_takes_an_overflowing_fill_as_inf(device):
+    # torch's one-element fill converts without the range check; a fill of more elements checks
+    inf = float("inf")
+    _like(npusim.zeros(1, dtype=npusim.float16, device=device).fill_(70000), (1,), npusim.float16, [inf])
+    _like(npusim.full((1, 1), 1e39, dtype=npusim.bfloat16, device=device).float(), (1, 1), npusim.float32, [[inf]])
+    _like(npusim.full_like(npusim.zeros(1, dtype=npusim.float16, device=device), 1e5), (1,), npusim.float16, [inf])
+    for n in (0, 2):
+        with pytest.raises(RuntimeError, match="c10::Half without overflow"):
+            npusim.zeros(n, dtype=npusim.float16, device=device).fill_(70000)
+    with pytest.raises(RuntimeError, match="type float without overflow"):
+        npusim.zeros(1, device=device).fill_(1e39)
+
+
+def test_fill_with_a_tensor_casts_as_copy_does(device):
+    # torch copies a same-device 0-d value: a plain cast, no range check
+    t = npusim.zeros(3, dtype=npusim.int32, device=device)
+    _like(t.fill_(npusim.tensor(2 ** 40, device=device)), (3,), npusim.int32, [0, 0, 0])
+    assert t._version == 1
+    _like(npusim.zeros(2, dtype=npusim.float16, device=device).fill_(npusim.tensor(1e5, device=device)), (2,),
+          npusim.float16, [float("inf")] * 2)
+    a = npusim.arange(3., device=device)
+    _like(a.fill_(a[2]), (3,), npusim.float32, [2.0, 2.0, 2.0])

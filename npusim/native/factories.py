@@ -111,13 +111,20 @@ def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
     return _allocate(lambda xp, s, d: xp.ones(s, d), _checked_shape(size), dt, dev)
 
 
+def _fill_scalar(value, np_dt, numel):
+    """``value`` converted for a fill of ``numel`` elements: torch fills a single element without its range check
+    for 16-bit floats (an overflowing value becomes inf), and checks every other fill."""
+    return C.checked_scalar(value, np_dt, check_reduced_float=numel != 1)
+
+
 def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     default = C._scalar_dtype(fill_value) if dtype is None else None
     dt, dev = _target(dtype, device, layout, default)
-    v = C.checked_scalar(fill_value, dt.np)
-    return _allocate(lambda xp, s, d: xp.full(s, v, d), _checked_shape(size), dt, dev)
+    shape = _checked_shape(size)
+    v = _fill_scalar(fill_value, dt.np, math.prod(shape))
+    return _allocate(lambda xp, s, d: xp.full(s, v, d), shape, dt, dev)
 
 
 def scalar_tensor(s, dtype=None, layout=None, device=None, pin_memory=None):
@@ -179,7 +186,7 @@ ones_like = _like_factory(lambda xp, s, d: xp.ones(s, d))
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     dt, dev = _like(self, dtype, layout, device, memory_format)
-    v = C.checked_scalar(fill_value, dt.np)
+    v = _fill_scalar(fill_value, dt.np, self.numel())
     return C.make(_like_array(xp_for(dev), self, dt, memory_format, lambda xp, s, d: xp.full(s, v, d)), dev)
 
 
@@ -224,6 +231,8 @@ def linspace(start, end, steps, dtype=None, layout=None, device=None, pin_memory
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt, dev = _target(dtype, device, layout)
+    if steps <= 1:   # torch's kernel runs from two steps on: one step is fill_(start), none checks nothing
+        return full((steps,), start if steps else 0, dtype=dt, device=dev)
     if dt is D.bool:
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     # the ends are converted to the result dtype first (refusing overflow), as torch's kernel does
@@ -284,9 +293,14 @@ def fill_(self, value):
         if value._a.ndim != 0:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._a.ndim} dimensions.")
+        if value._device is self._device:   # torch copies a same-device value: a plain cast, unchecked
+            a = self._a
+            _fill(namespace_of(a), a, value._a.copy())   # a copy, as the value may be a view of self
+            self._bump_version()
+            return self
         value = value.item()
     a = self._a
-    _fill(namespace_of(a), a, C.checked_scalar(value, a.dtype))
+    _fill(namespace_of(a), a, _fill_scalar(value, a.dtype, a.size))
     self._bump_version()
     return self
 
