@@ -67,3 +67,24 @@ def test_fill_with_a_tensor_casts_as_copy_does(device):
           npusim.float16, [float("inf")] * 2)
     a = npusim.arange(3., device=device)
     _like(a.fill_(a[2]), (3,), npusim.float32, [2.0, 2.0, 2.0])
+
+
+# --- Python numbers past int64 --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype,expected", [("uint8", [0, 0]), ("int64", [-2 ** 63] * 2), ("int32", [0, 0]),
+                                            ("bool", [True, True]), ("float32", [2.0 ** 63] * 2),
+                                            ("float16", [float("inf")] * 2)])
+def test_copy_of_two_to_the_63(device, dtype, expected):
+    # torch's tensor of 2**63 is uint64: integer targets keep its low bits, floating ones its value
+    dt = getattr(npusim, dtype)
+    t = npusim.zeros(2, dtype=dt, device=device)
+    _like(t.copy_(2 ** 63), (2,), dt, expected)
+    assert t._version == 1
+
+
+def test_copy_of_numbers_casts_without_a_range_check(device):
+    _like(npusim.zeros(2, dtype=npusim.uint8, device=device).copy_(2 ** 64 - 1), (2,), npusim.uint8, [255, 255])
+    _like(npusim.zeros(2, dtype=npusim.uint8, device=device).copy_(300), (2,), npusim.uint8, [44, 44])
+    _like(npusim.zeros(2, device=device).copy_(1e39), (2,), npusim.float32, [float("inf")] * 2)
+    with pytest.raises(OverflowError):
+        npusim.zeros(2, dtype=npusim.uint8, device=device).copy_(2 ** 64)

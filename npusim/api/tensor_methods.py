@@ -521,7 +521,12 @@ def detach_(self):
 @_method
 def copy_(self, src, non_blocking=False):
     if src.__class__ in (int, float, bool):   # torch's parser takes a number for src, as a 0-d tensor
-        src = F.scalar_tensor_like(src, self)
+        if src.__class__ is int and 2 ** 63 <= src < 2 ** 64:
+            # torch's tensor of such an int is uint64: integer targets keep its low bits, floats its value
+            src = float(src) if self.is_floating_point() else src - 2 ** 64
+        # torch's tensor of a float is float64, then cast without a range check
+        src = _ov("scalar_tensor")(src, dtype=D.float64, device=self.device) if src.__class__ is float else \
+            F.scalar_tensor_like(src, self)
     return _ov("copy_")(self, src, non_blocking)
 
 
