@@ -88,3 +88,19 @@ def test_copy_of_numbers_casts_without_a_range_check(device):
     _like(npusim.zeros(2, device=device).copy_(1e39), (2,), npusim.float32, [float("inf")] * 2)
     with pytest.raises(OverflowError):
         npusim.zeros(2, dtype=npusim.uint8, device=device).copy_(2 ** 64)
+
+
+# --- reductions and scans over no elements --------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+@pytest.mark.parametrize("dtype,expected", [("int64", -2 ** 63), ("int32", -2 ** 31), ("int16", 0), ("uint8", 0),
+                                            ("bool", True)])
+def test_median_of_an_empty_integer_tensor(device, name, dtype, expected):
+    # torch fills NaN cast to the dtype as C casts it on x86-64 (the lowest int32 / int64; 0 below 32 bits)
+    dt = getattr(npusim, dtype)
+    _like(getattr(npusim.ones(0, dtype=dt, device=device), name)(), (), dt, expected)
+
+
+def test_median_of_bool_still_refused_with_elements(device):
+    with pytest.raises(NotImplementedError, match="'Bool'"):
+        npusim.ones(1, dtype=npusim.bool, device=device).median()

@@ -87,10 +87,15 @@ def nanmedian_dim(self, dim, keepdim=False):
     return _median_dim(self, dim, keepdim, True, "nanmedian")
 
 
+# torch's median of no elements is NaN cast as C casts it: the lowest int32 / int64, 0 for narrower integers, True
+_EMPTY_MEDIAN = {D.int64: -2 ** 63, D.int32: -2 ** 31, D.int16: 0, D.int8: 0, D.uint8: 0, D.bool: True}
+
+
 def _median_all(self, ignore_nan):
     flat = aten.reshape.default(self, [-1])
     if flat.shape[0] == 0:
-        return aten.full.default([], float("nan"), dtype=self.dtype, device=self.device)
+        return aten.full.default([], _EMPTY_MEDIAN.get(self.dtype, float("nan")), dtype=self.dtype,
+                                 device=self.device)
     return _median_dim(flat, 0, False, ignore_nan, "median")[0]
 
 
