@@ -26,6 +26,8 @@ import sys
 
 import numpy as np
 
+from . import out_destination as _od
+
 _ndarray = np.ndarray
 _ufunc = np.ufunc
 _ALIGN = 64          # chunk boundaries on multiples of 64 elements: whole cache lines per thread
@@ -166,10 +168,28 @@ def _split_call(ufunc, operands, out):
         return None   # the plain call raises NumPy's own error
 
 
+def _destination(ufunc, operands):
+    """The offered ``out=`` array (kernels/out_destination.py) when it is exactly this result's shape and dtype."""
+    if ufunc.__class__ is not _ufunc or ufunc.nout != 1:
+        return None
+    if any(hasattr(x, "__cuda_array_interface__") for x in operands):
+        return None   # device arrays run their own kernels, not NumPy's ufunc loops
+    try:
+        types = tuple(x.dtype if hasattr(x, "dtype") else type(x) for x in operands)
+        dt = ufunc.resolve_dtypes(types + (None,))[-1]
+        shape = np.broadcast_shapes(*(np.shape(x) for x in operands))
+    except (TypeError, ValueError):
+        return None
+    dest = _od.take(shape, dt)
+    return dest if dest is None or dest.__class__ is _ndarray else None
+
+
 # --- public entry points --------------------------------------------------------------------------------
 
 def binary(ufunc, a, b, out=None):
     """``ufunc(a, b)`` (or with ``out=``), split over the intra-op threads when large."""
+    if out is None and _od._tls.array is not None:
+        out = _destination(ufunc, (a, b))
     m = _min_size
     if (a.size if a.__class__ is _ndarray else 0) < m and (b.size if b.__class__ is _ndarray else 0) < m:
         return ufunc(a, b) if out is None else ufunc(a, b, out=out)
@@ -181,6 +201,8 @@ def binary(ufunc, a, b, out=None):
 
 def unary(ufunc, a, out=None):
     """``ufunc(a)`` (or with ``out=``), split over the intra-op threads when large."""
+    if out is None and _od._tls.array is not None:
+        out = _destination(ufunc, (a,))
     if a.__class__ is not _ndarray or a.size < _min_size:
         return ufunc(a) if out is None else ufunc(a, out=out)
     r = _split_call(ufunc, (a,), out)

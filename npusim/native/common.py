@@ -267,6 +267,9 @@ def replace_array(t: Tensor, a):
 def write_out(out: Tensor, r):
     """Copy a computed result array into ``out`` (already validated and sized)."""
     o = out._a
+    if r is o:   # the kernel computed into out's own array (an out= destination): nothing to copy
+        out._bump_version()
+        return out
     xp = namespace_of(o)
     if r.__class__ is not _ndarray:
         r = as_array(r)

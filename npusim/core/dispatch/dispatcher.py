@@ -82,6 +82,52 @@ def set_record_function_hook(hook) -> None:
     _record_function_hook = hook
 
 
+# ``out=`` destinations: (offer, withdraw) from the array-kernel layer, installed with the native kernels.
+# A backend kernel of an op whose one written argument is ``out`` runs with ``out``'s array offered as the
+# place to compute the result in (see kernels/out_destination.py); core cannot import that layer itself.
+_out_destination = None
+
+
+def set_out_destination(offer, withdraw) -> None:
+    global _out_destination
+    _out_destination = (offer, withdraw)
+    _invalidate_all()
+
+
+def _writes_only_out(op: OpOverload) -> bool:
+    written = [a for a in op._schema.arguments if a.type.is_write]
+    return len(written) == 1 and written[0].kwarg_only and written[0].name == "out"
+
+
+def _into_out(fn, offer, withdraw):
+    """``fn`` (an ``out=`` kernel) run with ``out``'s array offered when ``out`` is on the inputs' device."""
+    def out_kernel(*args, **kwargs):
+        out = kwargs.get("out")
+        try:
+            dev, dest = out._device, out._a
+        except AttributeError:
+            return fn(*args, **kwargs)
+        inputs = []
+        for x in itertools.chain(args, kwargs.values()):
+            if x is out:
+                continue
+            for t in (x if x.__class__ is list or x.__class__ is tuple else (x,)):
+                try:
+                    a, d = t._a, t._device
+                except AttributeError:
+                    continue
+                if d is not dev:
+                    return fn(*args, **kwargs)
+                inputs.append(a)
+        if not offer(dest, inputs):
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            withdraw()
+    return out_kernel
+
+
 def _invalidate_all() -> None:
     for op in _OPS.values():
         op._memo.clear()
@@ -471,6 +517,8 @@ def _compute(op: OpOverload, ks: int):
             elif not _is_view_op(op):
                 fn = _refusing(check, _device_guard.guard_kernel(op, typ, fn, reg.fn))
             # else: a view in a refused process, which touches neither memory nor the current device
+        if key in BACKEND_KEYS and not is_fallback and _out_destination is not None and _writes_only_out(op):
+            fn = _into_out(fn, *_out_destination)
         return fn
     # Every key fell through: torch serves that (its "Undefined" key) with a composite kernel.
     k = op._kernels
