@@ -34,7 +34,8 @@ from ..tensor import Size, Tensor
 from . import grad_mode
 from .inplace_views import check_view_rebase, move_retains, rebase_history
 from .meta import DEFAULT, MULTI_OUTPUT_NODE, NO_GRAD_MODE, AutogradMeta, ViewAutogradMeta
-from .node import Node, SavedTensor, edge_of, grad_accumulator
+from .node import Node, SavedTensor, edge_of, grad_accumulator, unpacking_once
+from .saved_tensor_hooks import tls as _saved_hooks
 
 _lib = Library("aten", "IMPL")
 _gm = grad_mode.tls
@@ -101,8 +102,14 @@ class FormulaNode(Node):
     __slots__ = ("_needs", "_layout")
     _formula = None
     _op_name = ""
+    _packed = False     # saved through saved_tensors_hooks
 
     def apply(self, grads):
+        if self._packed:
+            return unpacking_once(self._saved, lambda: self._apply(grads))
+        return self._apply(grads)
+
+    def _apply(self, grads):
         r = type(self)._formula(self, *grads)
         r = r if r.__class__ is tuple else (r,)
         layout = self._layout
@@ -380,6 +387,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         if _record_function.ACTIVE:
             _record_function.adopt_sequence_nr(node, op)   # the seq_nr this op's callbacks were told
         node._saved = saved
+        if _saved_hooks.stack:
+            node._packed = True
         node._layout = tuple(len(v) if isinstance(v, (list, tuple)) else None for v in values) \
             if layout_needed else None
         if inplace:

@@ -99,7 +99,7 @@ class BackwardCFunction(Node, FunctionCtx):
         if self._saved_list:
             for s in self._saved_list:
                 if s is not None:
-                    s.tensor = None
+                    s.release()
 
     @property
     def needs_input_grad(self):

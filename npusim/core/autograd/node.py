@@ -12,8 +12,9 @@ import re
 import weakref
 
 from ..inference_tensors import INFERENCE_VC, SAVE_MESSAGE
-from ..tensor import make_alias
+from ..tensor import Tensor, make_alias
 from .anomaly_mode import is_anomaly_enabled
+from . import saved_tensor_hooks as _hooks
 from .grad_mode import tls as _grad_tls
 from .meta import AutogradMeta
 
@@ -32,6 +33,46 @@ FREED_MESSAGE = (
     "saved tensors after calling backward.")
 
 
+class Packed:
+    """What a pack hook returned for a saved tensor, with the unpack hook that gives the tensor back."""
+
+    __slots__ = ("packed", "unpack_hook", "cache")
+
+    def __init__(self, packed, unpack_hook):
+        self.packed = packed
+        self.unpack_hook = unpack_hook
+        self.cache = None   # while a backward formula runs: [] or [tensor], so it unpacks once
+
+    def unpack(self):
+        cache = self.cache
+        if cache:
+            return cache[0]
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        if cache is not None:
+            cache.append(t)
+        return t
+
+
+def unpacking_once(saved: dict, run):
+    """``run()`` with each hook-packed tensor of ``saved`` unpacked at most once (torch's formulas unpack each
+    saved variable once per call)."""
+    packs = []
+    for v in saved.values():
+        for s in (v if v.__class__ is list else (v,)):
+            if s.__class__ is SavedTensor and s.tensor.__class__ is Packed:
+                packs.append(s.tensor)
+    for p in packs:
+        p.cache = []
+    try:
+        return run()
+    finally:
+        for p in packs:
+            p.cache = None
+
+
 class SavedTensor:
     """A tensor saved for backward, with the version it had when saved.
 
@@ -39,11 +80,17 @@ class SavedTensor:
     must not keep its own grad_fn alive); when it is unpacked with grad mode on
     (``create_graph``) it is re-attached to that node, through the view geometry
     ``view_geom`` when the output was a view modified in place.
+
+    Under ``saved_tensors_hooks`` only what the pack hook returned is kept: ``tensor`` is then a ``Packed``
+    (that result and the unpack hook that turns it back into a tensor) until released.
     """
 
     __slots__ = ("tensor", "version", "is_output", "output_nr", "node_ref", "view_geom")
 
     def __init__(self, t, is_output=False, node=None, view_geom=None, output_nr=0):
+        if _hooks.tls.stack:
+            self._pack(t, is_output, node, view_geom, output_nr)
+            return
         if is_output:
             self.tensor = make_alias(t._a, t)
             self.output_nr = output_nr
@@ -60,10 +107,47 @@ class SavedTensor:
             raise RuntimeError(SAVE_MESSAGE)
         self.version = vc[0] if vc is not None else 0
 
+    def _pack(self, t, is_output, node, view_geom, output_nr):
+        if t._vc is INFERENCE_VC:
+            raise RuntimeError(SAVE_MESSAGE)
+        pack_hook, unpack_hook = _hooks.current()
+        version = t._version
+        prev, _grad_tls.enabled = _grad_tls.enabled, False     # torch packs under no_grad
+        try:
+            packed = Packed(pack_hook(t), unpack_hook)
+        finally:
+            _grad_tls.enabled = prev
+        if t._version != version:
+            raise RuntimeError(
+                "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook "
+                "cannot be modified by in-place operations as this can lead to unexpected side-effects. Please "
+                "open an issue if you need to perform in-place operations on the input to a pack hook.")
+        self.tensor = packed
+        self.is_output = is_output
+        self.output_nr = output_nr
+        self.node_ref = weakref.ref(node) if is_output and node is not None and t.is_floating_point() else None
+        self.view_geom = view_geom
+        self.version = version
+
+    def release(self) -> None:
+        """Free what was saved (the tensor, or the pack hook's result)."""
+        self.tensor = None
+
     def unpack(self, owner):
         t = self.tensor
         if t is None:
             raise RuntimeError(FREED_MESSAGE)
+        if t.__class__ is Packed:
+            # through hooks: no version check (the hooks own the data), as torch's SavedVariable
+            t = t.unpack()
+            if self.is_output and _grad_tls.enabled:
+                node = self.node_ref() if self.node_ref is not None else None
+                if node is not None:
+                    r = make_alias(t._a, t)
+                    r._am = AutogradMeta(True, node, self.output_nr)
+                    r._ks = r._device._grad_ks
+                    return r
+            return t
         vc = t._vc
         if (vc[0] if vc is not None else 0) != self.version:
             _raise_modified(t, self, owner)
@@ -173,11 +257,11 @@ class Node:
         if saved:
             for s in saved.values():
                 if s.__class__ is SavedTensor:
-                    s.tensor = None
+                    s.release()
                 elif isinstance(s, list):
                     for x in s:
                         if x.__class__ is SavedTensor:
-                            x.tensor = None
+                            x.release()
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"

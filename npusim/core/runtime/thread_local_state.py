@@ -11,13 +11,14 @@ saw: the debug info set by ``DebugInfoGuard``, the thread-local op callbacks
 
 Beyond those two, each subsystem whose per-thread state a task must see
 registers a capture/restore pair with ``register_thread_local``: grad and
-inference mode, the thread-local dispatch key sets, autocast and the current
-device of the PrivateUse1 backend are registered below.
+inference mode, the thread-local dispatch key sets, autocast, saved-tensor hooks
+and the current device of the PrivateUse1 backend are registered below.
 """
 from __future__ import annotations
 
 from ..dispatch import dispatch_tls, record_function
 from ..autograd import grad_mode as _grad_mode
+from ..autograd import saved_tensor_hooks as _saved_tensor_hooks
 from ..dispatch.debug_info import ThreadLocalDebugInfo
 from ..c10.device import PRIVATEUSE1, device, privateuse1_backend_name
 from ..c10.device_guard import get_guard_impl
@@ -169,4 +170,5 @@ def _restore_current_device(index):
 register_thread_local("grad_mode", _capture_grad_mode, _restore_grad_mode)
 register_thread_local("dispatch_keys", _capture_dispatch_keys, _restore_dispatch_keys)
 register_thread_local("autocast", _capture_autocast, _restore_autocast)
+register_thread_local("saved_tensors_hooks", _saved_tensor_hooks.capture, _saved_tensor_hooks.restore)
 register_thread_local("current_device", _capture_current_device, _restore_current_device)
