@@ -104,3 +104,16 @@ def test_median_of_an_empty_integer_tensor(device, name, dtype, expected):
 def test_median_of_bool_still_refused_with_elements(device):
     with pytest.raises(NotImplementedError, match="'Bool'"):
         npusim.ones(1, dtype=npusim.bool, device=device).median()
+
+
+@pytest.mark.parametrize("op", [lambda a, b: npusim.fmod(a, b), lambda a, b: npusim.remainder(a, b),
+                                lambda a, b: npusim.floor_divide(a, b),
+                                lambda a, b: npusim.div(a, b, rounding_mode="trunc")],
+                         ids=["fmod", "remainder", "floor_divide", "div-trunc"])
+def test_integer_division_by_zero_with_no_element_is_empty(device, op):
+    # torch's check runs per element divided: an empty result divides nothing
+    empty = npusim.ones(0, 1, dtype=npusim.int64, device=device)
+    _like(op(empty, 0), (0, 1), npusim.int64, [])
+    _like(op(empty, npusim.zeros(3, dtype=npusim.int64, device=device)), (0, 3), npusim.int64, [])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        op(npusim.ones(2, dtype=npusim.int64, device=device), 0)

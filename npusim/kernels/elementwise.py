@@ -14,8 +14,10 @@ import numpy as np
 from .array_api import HALF_TYPES, as_array, compute_dtype, is_integral, namespace_of
 
 
-def _int_zero_check(xp, b):
-    """torch raises on integer division by zero instead of returning garbage."""
+def _int_zero_check(xp, b, a=None):
+    """torch raises on integer division by zero instead of returning garbage (with no element, nothing divides)."""
+    if getattr(a, "size", 1) == 0 or getattr(b, "size", 1) == 0:
+        return
     if isinstance(b, (int, np.integer)):
         zero = b == 0
     else:
@@ -45,7 +47,7 @@ def div_trunc(a, b, out=None):
     xp = _xp(a, b)
     dt = _dtype(a, b)
     if is_integral(dt):
-        _int_zero_check(xp, b)
+        _int_zero_check(xp, b, a)
         q = xp.floor_divide(a, b)
         fix = (xp.remainder(a, b) != 0) & ((a < 0) != (b < 0))
         r = xp.add(q, fix.astype(q.dtype), out=out)
@@ -57,7 +59,7 @@ def div_floor(a, b, out=None):
     xp = _xp(a, b)
     dt = _dtype(a, b)
     if is_integral(dt):
-        _int_zero_check(xp, b)
+        _int_zero_check(xp, b, a)
     return as_array(xp.floor_divide(a, b, out=out))
 
 
@@ -65,7 +67,7 @@ def remainder(a, b, out=None):
     xp = _xp(a, b)
     dt = _dtype(a, b)
     if is_integral(dt):
-        _int_zero_check(xp, b)
+        _int_zero_check(xp, b, a)
     return as_array(xp.remainder(a, b, out=out))
 
 
@@ -73,7 +75,7 @@ def fmod(a, b, out=None):
     xp = _xp(a, b)
     dt = _dtype(a, b)
     if is_integral(dt):
-        _int_zero_check(xp, b)
+        _int_zero_check(xp, b, a)
     return as_array(xp.fmod(a, b, out=out))
 
 
