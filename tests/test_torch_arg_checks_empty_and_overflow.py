@@ -117,3 +117,14 @@ def test_integer_division_by_zero_with_no_element_is_empty(device, op):
     _like(op(empty, npusim.zeros(3, dtype=npusim.int64, device=device)), (0, 3), npusim.int64, [])
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         op(npusim.ones(2, dtype=npusim.int64, device=device), 0)
+
+
+def test_repeat_of_an_empty_dim_takes_a_negative_count(device):
+    # torch refuses only a negative size of the result: -1 times an empty dim is 0
+    _like(npusim.ones(0, device=device).repeat(-1), (0,), npusim.float32, [])
+    _like(npusim.ones(0, 3, device=device).repeat(-2, 2), (0, 6), npusim.float32, [])
+    _like(npusim.ones(0, device=device).repeat(2, -1), (2, 0), npusim.float32, [[], []])
+    with pytest.raises(RuntimeError, match=r"negative dimension -2: \[-2\]"):
+        npusim.ones(2, device=device).repeat(-1)
+    with pytest.raises(RuntimeError, match=r"negative dimension -1: \[-1, 0\]"):
+        npusim.ones(0, device=device).repeat(-1, 2)

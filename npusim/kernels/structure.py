@@ -85,6 +85,8 @@ def repeat(a, reps):
     xp = namespace_of(a)
     shape = (1,) * (len(reps) - a.ndim) + tuple(a.shape)
     target = tuple(r * s for r, s in zip(reps, shape))
+    if 0 in target:   # nothing to copy (a repeat of -1 along an empty dim included, as torch allows)
+        return xp.empty(target, a.dtype)
     spread = a.reshape(tuple(x for s in shape for x in (1, s)))
     grown = xp.broadcast_to(spread, tuple(x for r, s in zip(reps, shape) for x in (r, s)))
     return grown.copy().reshape(target)
