@@ -128,3 +128,16 @@ def test_repeat_of_an_empty_dim_takes_a_negative_count(device):
         npusim.ones(2, device=device).repeat(-1)
     with pytest.raises(RuntimeError, match=r"negative dimension -1: \[-1, 0\]"):
         npusim.ones(0, device=device).repeat(-1, 2)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_and_cummin_of_an_empty_tensor_take_any_dim(device, name):
+    # torch wraps the dim only when there is an element to scan; a 0-d tensor takes -1 or 0
+    for shape, dim in (((0,), 1), ((2, 0), 1), ((2, 0), 100), ((2, 0), -3)):
+        values, indices = getattr(npusim.ones(*shape, device=device), name)(dim)
+        _like(values, shape, npusim.float32, npusim.ones(*shape).tolist())
+        _like(indices, shape, npusim.int64, npusim.ones(*shape).tolist())
+    with pytest.raises(IndexError, match=f"{name}\\(\\): Expected reduction dim -1 or 0 for scalar but got 1"):
+        getattr(npusim.tensor(1., device=device), name)(1)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        getattr(npusim.ones(2, device=device), name)(1)

@@ -12,7 +12,11 @@ from . import common as C
 
 def _cumulative_extreme(self, dim, largest):
     a = self._a
-    axis = _wrap_dim(dim, a.ndim)
+    if a.ndim == 0 and dim not in (-1, 0):
+        name = "cummax" if largest else "cummin"
+        raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+    # torch wraps the dim only when there is an element to scan: any dim of an empty tensor is taken
+    axis = 0 if a.size == 0 else _wrap_dim(dim, a.ndim)
     values, indices = KS.cumulative_extreme(a, axis, largest)
     dev = self._device
     return C.make(values, dev), C.make(indices, dev)
