@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import parallel as P
 from .array_api import namespace_of
 
 _F32 = np.dtype(np.float32)
+_ndarray = np.ndarray
 
 
 def is_half(dt) -> bool:
@@ -20,12 +22,18 @@ def is_half(dt) -> bool:
     return dt.itemsize == 2 and dt.kind not in "iu"
 
 
+def converted(a, dt):
+    """``a.astype(dt)``: NumPy's 16-bit float conversions run one element at a time, so large arrays are
+    split over the intra-op threads (the same values, computed in parallel)."""
+    return P.astype(a, dt) if a.__class__ is _ndarray else a.astype(dt)
+
+
 def matmul(a, b, out=None):
     """``a @ b`` with NumPy's 1-D and batch-broadcast rules (0-d results stay arrays)."""
     xp = namespace_of(a)
     dt = a.dtype
     if is_half(dt):
-        r = xp.asarray(xp.matmul(a.astype(_F32), b.astype(_F32))).astype(dt)
+        r = converted(xp.asarray(xp.matmul(converted(a, _F32), converted(b, _F32))), dt)
         if out is None:
             return r
         xp.copyto(out, r)

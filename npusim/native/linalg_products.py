@@ -475,8 +475,8 @@ def _fused(c, a, b, beta, alpha, shape, skip_zero_alpha):
         return _zeros(a, shape, dt) if beta == 0 else K.scaled(c, _inplace_coefficient(beta, dt), shape, dt)
     beta, alpha = _coefficient(beta, dt), _coefficient(alpha, dt)
     if K.is_half(dt):
-        a, b, c = a.astype(_F32), b.astype(_F32), c.astype(_F32)
-        return K.scale_add(K.matmul(a, b), c, beta, alpha).astype(dt)
+        a, b, c = K.converted(a, _F32), K.converted(b, _F32), K.converted(c, _F32)
+        return K.converted(K.scale_add(K.matmul(a, b), c, beta, alpha), dt)
     if alpha == 0 and skip_zero_alpha:
         return K.scaled(c, beta, shape, dt)
     return K.scale_add(K.matmul(a, b), c, beta, alpha)
