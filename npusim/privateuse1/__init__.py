@@ -15,7 +15,7 @@ names. See ``docs/backend_api.md`` for a walk-through.
   its ``_root``, the array, and ``_device``; its ``__del__`` may return the memory to the backend).
 - Random numbers: ``Generator``, ``register_generator``, ``register_default_generators``, ``DEFAULT_SEED``,
   ``seed_value``.
-- Kernels: ``from_array`` / ``array_of`` / ``device_of`` / ``bump_version`` / ``replace_array``
+- Kernels: ``from_array`` / ``view_of_array`` / ``array_of`` / ``device_of`` / ``bump_version`` / ``replace_array``
   (``tensors``); the device-generic kernels the framework has for every device (``generic_kernels``);
   autocast policies (``register_autocast_policies``); ``Library`` and ``fallthrough_kernel`` are in
   ``npusim.library``.
@@ -45,7 +45,7 @@ from .hooks import (
     register_profiler_hooks,
 )
 from .kernels import composite_kernels, generic_kernels
-from .tensors import array_of, bump_version, device_of, from_array, replace_array
+from .tensors import array_of, bump_version, device_of, from_array, replace_array, view_of_array
 
 __all__ = [
     "PRIVATEUSE1", "privateuse1_backend_name", "rename_privateuse1_backend", "register_device_module",
@@ -53,7 +53,7 @@ __all__ = [
     "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type",
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
-    "from_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels", "composite_kernels",
+    "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels", "composite_kernels",
     "register_autocast_policies", "register_backend_meta_serialization",
     "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
     "register_collective_backends",

@@ -9,15 +9,19 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from ..core.tensor import Tensor, make
+from ..core.tensor import Tensor, make, make_view
 from ..native.common import replace_array
 
-__all__ = ["from_array", "array_of", "device_of", "bump_version", "replace_array"]
+__all__ = ["from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array"]
 
 #: ``from_array(array, device) -> Tensor``: a new tensor owning ``array`` (a fresh array of ``device``'s array
 #: module) on ``device`` (an ``npusim.device`` with its index). Its storage comes from the device hooks'
 #: ``storage_factory``, so memory statistics and out-of-memory checks see it.
 from_array = make
+
+#: ``view_of_array(array, base) -> Tensor``: a tensor viewing ``base``'s memory through ``array`` (an array over
+#: ``base``'s storage): it shares ``base``'s storage and version counter, and no new memory is accounted.
+view_of_array = make_view
 
 #: ``array_of(tensor)``: the array holding the tensor's elements (a view of its storage). Writing into it
 #: writes the tensor; an in-place kernel then calls ``bump_version(tensor)``.

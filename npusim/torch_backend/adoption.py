@@ -1,0 +1,175 @@
+"""torch tensors on the npu over npusim's memory, zero-copy both ways.
+
+An npu tensor's storage is a real PrivateUse1 storage over the NumPy (or CuPy) buffer of an npusim npu tensor:
+``torch._C._construct_storage_from_data_pointer`` makes it, and the storage's Python object keeps the npusim
+tensor (so the buffer, and npusim's allocator accounting of it, live exactly as long as the storage). A tensor
+is put on it with the CPU kernel of ``aten::set_`` (metadata only), so sizes, strides, offsets, views, ``_base``
+and version counters are torch's own; npusim's kernels see every npu tensor as an array view with its strides.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+import npusim
+from npusim.privateuse1 import array_of, from_array, get_device_hooks, view_of_array
+
+from .dtypes import NUMPY, NPUSIM, TORCH
+
+DEVICE = torch.device("npu", 0)
+NPUSIM_DEVICE = npusim.device("npu", 0)
+NPUSIM_CPU = npusim.device("cpu")
+CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+_set_storage = torch._C._dispatch_get_computed_kernel_for_dispatch_key(
+    "aten::set_.source_Storage_storage_offset", "CPU").call_boxed
+_storage_at = torch._C._construct_storage_from_data_pointer
+_empty_shell = torch._C._acc.create_empty_tensor
+_ndarray = np.ndarray
+_hooks = get_device_hooks("npu")
+
+
+class NotAdoptable(Exception):
+    """A tensor npusim cannot see as an npu array (a dtype npusim lacks, memory npusim did not make)."""
+
+
+def _address(a) -> int:
+    if a.__class__ is _ndarray:
+        return a.ctypes.data
+    return a.data.ptr      # CuPy
+
+
+def _root(a):
+    while isinstance(a.base, a.__class__):
+        a = a.base
+    return a
+
+
+def _flat_bytes(root):
+    """``root``'s bytes as one contiguous 1-D uint8 array (any dense layout), or None when it has gaps."""
+    if root.flags.c_contiguous or root.flags.f_contiguous:
+        return root.reshape(-1, order="A").view("uint8") if root.ndim != 1 or root.dtype != "uint8" else root
+    return None
+
+
+def storage_of(nt):
+    """A torch PrivateUse1 storage over the memory of npusim npu tensor ``nt``, and that memory's bytes."""
+    flat = _flat_bytes(_root(array_of(nt)))
+    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
+    st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
+    st._npusim_root = flat
+    return st, flat
+
+
+def _dense(nt):
+    """``nt``, or a dense copy when torch cannot describe its array (negative strides, a root with gaps)."""
+    a = array_of(nt)
+    if any(s < 0 for s in a.strides) or _flat_bytes(_root(a)) is None:
+        xp = _hooks.array_namespace(NPUSIM_DEVICE)
+        return from_array(xp.ascontiguousarray(a), NPUSIM_DEVICE)
+    return nt
+
+
+def adopt(nt, dtype=None):
+    """A torch npu tensor over npusim npu tensor ``nt``'s memory (no copy when torch can describe it)."""
+    if dtype is None:
+        dtype = TORCH[nt.dtype]
+    t = _empty_shell((0,), dtype)
+    set_onto(t, nt)
+    return t
+
+
+def set_onto(t, nt) -> None:
+    """Point torch npu tensor ``t`` at npusim tensor ``nt``'s memory (metadata only, torch's CPU ``set_``)."""
+    nt = _dense(nt)
+    a = array_of(nt)
+    st, flat = storage_of(nt)
+    item = a.itemsize
+    offset = (_address(a) - _address(flat)) // item if a.size else 0
+    _set_storage(CPU_KEYS, t, st, offset, a.shape, [s // item for s in a.strides])
+
+
+def array_view(t):
+    """The NumPy (CuPy) array of torch npu tensor ``t``'s elements, a view with its strides."""
+    st = t.untyped_storage()
+    try:
+        root = st._npusim_root
+    except AttributeError:
+        if t.numel() == 0:
+            return _hooks.array_namespace(NPUSIM_DEVICE).empty(tuple(t.shape), NUMPY[t.dtype])
+        raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
+    item = t.element_size()
+    if root.__class__ is _ndarray:
+        return _ndarray(t.shape, NUMPY[t.dtype], buffer=root, offset=t.storage_offset() * item,
+                        strides=[s * item for s in t.stride()])
+    return _cupy_view(root, t, item)
+
+
+def _cupy_view(root, t, item):
+    import cupy
+    mem = cupy.cuda.MemoryPointer(root.data.mem, root.data.ptr - root.data.mem.ptr + t.storage_offset() * item)
+    return cupy.ndarray(tuple(t.shape), NUMPY[t.dtype], mem, strides=[s * item for s in t.stride()])
+
+
+def npusim_view(t):
+    """An npusim npu tensor viewing torch npu tensor ``t``'s memory (no copy, no new accounting)."""
+    try:
+        base = t.untyped_storage()._npusim
+    except AttributeError:
+        if t.numel() == 0 and t.dtype in NPUSIM:
+            return npusim.empty(tuple(t.shape), dtype=NPUSIM[t.dtype], device=NPUSIM_DEVICE)
+        raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
+    if t.dtype not in NPUSIM:
+        raise NotAdoptable(f"npusim has no {t.dtype}")
+    return view_of_array(array_view(t), base)
+
+
+def cpu_alias(t):
+    """A torch CPU tensor aliasing torch npu tensor ``t``'s memory (emulation only: the memory is the host's)."""
+    a = array_view(t)
+    if a.__class__ is not _ndarray:
+        raise NotAdoptable("the npu is a GPU here: its memory has no CPU alias")
+    if t.dtype is torch.bfloat16:
+        return torch.from_numpy(a.view(np.uint16)).view(torch.bfloat16)
+    return torch.from_numpy(a)
+
+
+def npu_from_host(cpu_tensor):
+    """A new torch npu tensor holding a copy of a torch CPU tensor (contiguous)."""
+    c = cpu_tensor.detach().contiguous()
+    dtype = c.dtype
+    if dtype is torch.bfloat16:
+        host = c.view(torch.uint16).numpy().view(NUMPY[dtype])
+    else:
+        host = c.numpy()
+    xp = _hooks.array_namespace(NPUSIM_DEVICE)
+    return adopt(from_array(xp.array(host, copy=True), NPUSIM_DEVICE), dtype)
+
+
+def new_npu(shape, dtype, strides=None):
+    """A new, uninitialised torch npu tensor from npusim's allocator (capacity checked, accounted)."""
+    ndt = NPUSIM.get(dtype)
+    if strides is None:
+        if ndt is not None:
+            return adopt(npusim.empty(tuple(shape), dtype=ndt, device=NPUSIM_DEVICE), dtype)
+        strides = _contiguous_strides(shape)
+    # empty_strided, or a dtype npusim lacks: a byte buffer big enough, then torch's own metadata over it
+    item = NUMPY[dtype].itemsize
+    n = 0 if any(s == 0 for s in shape) else 1 + sum((s - 1) * st for s, st in zip(shape, strides))
+    nt = npusim.empty(n * item, dtype=npusim.uint8, device=NPUSIM_DEVICE)
+    st, _ = storage_of(nt)
+    t = _empty_shell((0,), dtype)
+    _set_storage(CPU_KEYS, t, st, 0, list(shape), list(strides))
+    return t
+
+
+def _contiguous_strides(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= max(n, 1)
+    return out[::-1]
+
+
+__all__ = ["adopt", "array_view", "npusim_view", "cpu_alias", "npu_from_host", "new_npu", "set_onto",
+           "storage_of", "NotAdoptable", "DEVICE", "NPUSIM_DEVICE", "NPUSIM_CPU", "CPU_KEYS"]

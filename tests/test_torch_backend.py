@@ -1,0 +1,250 @@
+"""npusim.torch_backend: npusim's npu as a PrivateUse1 backend of real torch 2.13 (oracle: torch's CPU)."""
+from __future__ import annotations
+
+import copy
+import io
+import pickle
+import warnings
+
+import pytest
+
+torch = pytest.importorskip("torch")
+tb = pytest.importorskip("npusim.torch_backend")
+
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+pytestmark = pytest.mark.oracle
+
+
+def test_import_names_the_supported_torch(monkeypatch):
+    from npusim.torch_backend import _version
+    monkeypatch.setattr(torch, "__version__", "2.12.1+cpu")
+    with pytest.raises(ImportError, match=r"torch 2\.13\.x only.*found torch 2\.12\.1"):
+        _version.require_torch()
+
+
+def test_backend_is_named_npu_and_has_a_device_module():
+    assert torch._C._get_privateuse1_backend_name() == "npu"
+    assert torch.npu.is_available() and torch.npu.device_count() == 1 and torch.npu.current_device() == 0
+    x = torch.ones(2, device="npu")
+    assert x.is_npu and x.device == torch.device("npu", 0)
+
+
+# --- tensors ----------------------------------------------------------------------------------------------------
+
+def test_factories_and_round_trips():
+    assert torch.zeros(2, 3, device="npu").cpu().tolist() == [[0.0] * 3] * 2
+    assert torch.ones(4, dtype=torch.int64, device="npu").sum().item() == 4
+    assert torch.arange(5, device="npu").cpu().tolist() == [0, 1, 2, 3, 4]
+    assert torch.full((2,), 7.5, device="npu").cpu().tolist() == [7.5, 7.5]
+    c = torch.randn(3, 4)
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.bool):
+        x = c.to(dtype)
+        assert torch.equal(x.to("npu").cpu(), x)
+    assert torch.empty(0, device="npu").numel() == 0
+
+
+def test_storage_is_a_real_privateuse1_storage_over_the_elements():
+    x = torch.arange(6.0, device="npu")
+    st = x.untyped_storage()
+    assert st.device == torch.device("npu", 0) and st.nbytes() >= 24 and st.data_ptr() != 0
+    assert x.data_ptr() == st.data_ptr()
+
+
+def test_views_share_storage_sizes_strides_base_and_version():
+    c = torch.arange(24.0).reshape(4, 6)
+    x = c.to("npu")
+    for f in (lambda t: t.view(6, 4), lambda t: t[1], lambda t: t[:, 2], lambda t: t.t(), lambda t: t.t().t(),
+              lambda t: t.unfold(1, 2, 2), lambda t: t.as_strided((2, 2), (1, 6), 3), lambda t: t.reshape(24)[3:9],
+              lambda t: t.transpose(0, 1).unsqueeze(0), lambda t: t.expand(2, 4, 6), lambda t: t.narrow(1, 1, 3)):
+        v, vc = f(x), f(c)
+        assert v.shape == vc.shape and v.stride() == vc.stride() and v.storage_offset() == vc.storage_offset()
+        assert v._base is x and v.data_ptr() - x.data_ptr() == vc.data_ptr() - c.data_ptr()
+        assert torch.equal(v.cpu(), vc)
+    v = x[1]
+    before = v._version
+    x.add_(1)
+    assert v._version == before + 1 and v.cpu().tolist() == (c[1] + 1).tolist()
+    v.mul_(2)   # writes through to the base
+    assert x[1].cpu().tolist() == ((c[1] + 1) * 2).tolist()
+
+
+def test_copy_both_ways_and_printing():
+    x = torch.zeros(2, 3, device="npu")
+    x.copy_(torch.arange(6.0).reshape(2, 3))
+    out = torch.empty(2, 3)
+    out.copy_(x)
+    assert out.tolist() == [[0, 1, 2], [3, 4, 5]]
+    x[:, 1].copy_(torch.tensor([9.0, 9.0]))
+    assert x.cpu()[:, 1].tolist() == [9.0, 9.0]
+    x.t().copy_(torch.ones(3, 2, device="npu", dtype=torch.float64))    # across dtypes, into a strided view
+    assert x.cpu().tolist() == [[1.0] * 3] * 2
+    assert repr(torch.tensor([1.5, 2.0]).to("npu")) == "tensor([1.5000, 2.0000], device='npu:0')"
+    assert str(torch.tensor([[1, 2]], device="npu")) == "tensor([[1, 2]], device='npu:0')"
+
+
+def test_item_and_comparisons():
+    x = torch.tensor([3.0, -1.0, 2.0], device="npu")
+    assert x.max().item() == 3.0 and x.argmin().item() == 1
+    assert (x > 0).cpu().tolist() == [True, False, True]
+    assert torch.tensor([1.5], dtype=torch.bfloat16, device="npu").item() == 1.5
+    assert bool((x == x).all())
+
+
+# --- kernels ----------------------------------------------------------------------------------------------------
+
+OPS = [
+    lambda a, b: a + b * 2, lambda a, b: a @ b.t(), lambda a, b: torch.addmm(a[:, :3], a, b.t()[:, :3]),
+    lambda a, b: torch.where(a > b, a, b), lambda a, b: F.softmax(a, -1), lambda a, b: F.log_softmax(a, 0),
+    lambda a, b: F.gelu(a), lambda a, b: torch.tanh(a).sum(1), lambda a, b: a.mean(0, keepdim=True),
+    lambda a, b: torch.cat([a, b], 1), lambda a, b: torch.stack([a, b]).amax(0), lambda a, b: a.exp().log1p(),
+    lambda a, b: F.layer_norm(a, (5,)), lambda a, b: a.clamp(-0.5, 0.5), lambda a, b: a.cumsum(1),
+    lambda a, b: torch.bmm(a.unsqueeze(0), b.t().unsqueeze(0)), lambda a, b: a.pow(2).sqrt(),
+    lambda a, b: a.argmax(1), lambda a, b: torch.sort(a, 1)[0], lambda a, b: a.t().contiguous(),
+]
+
+
+@pytest.mark.parametrize("i", range(len(OPS)))
+def test_ops_match_cpu(i):
+    torch.manual_seed(i)
+    a, b = torch.randn(4, 5), torch.randn(4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = OPS[i](a.to("npu"), b.to("npu"))
+    assert got.device.type == "npu"
+    torch.testing.assert_close(got.cpu(), OPS[i](a, b), rtol=1e-5, atol=1e-6)
+
+
+def test_in_place_and_out_results_are_the_arguments():
+    x = torch.ones(3, device="npu")
+    assert x.add_(1) is x and x.cpu().tolist() == [2.0] * 3
+    out = torch.empty(0, device="npu")
+    r = torch.add(x, x, out=out)
+    assert r is out and out.cpu().tolist() == [4.0] * 3      # resized by the kernel, moved onto new memory
+
+
+# --- models: training on the npu equals training on the CPU -------------------------------------------------------
+
+def _train(make_model, make_data, loss_fn, device, opt="sgd", steps=3):
+    torch.manual_seed(0)
+    model = make_model().to(device)
+    params = list(model.parameters())
+    o = torch.optim.Adam(params, lr=1e-3) if opt == "adam" else torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    torch.manual_seed(1)
+    x, y = (t.to(device) for t in make_data())
+    losses = []
+    for _ in range(steps):
+        o.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        o.step()
+        losses.append(loss.item())
+    return losses, [p.detach().cpu() for p in params]
+
+
+def _assert_trains_like_cpu(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loss_cpu, p_cpu = _train(*args, device="cpu", **kwargs)
+        loss_npu, p_npu = _train(*args, device="npu", **kwargs)
+    torch.testing.assert_close(loss_npu, loss_cpu, rtol=1e-5, atol=1e-6)
+    for p, q in zip(p_npu, p_cpu):
+        torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_mlp_trains_like_cpu(opt):
+    _assert_trains_like_cpu(lambda: nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)),
+                            lambda: (torch.randn(10, 8), torch.randint(0, 4, (10,))), F.cross_entropy, opt=opt)
+
+
+def test_convnet_trains_like_cpu():
+    _assert_trains_like_cpu(
+        lambda: nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(64, 3)),
+        lambda: (torch.randn(5, 1, 8, 8), torch.randint(0, 3, (5,))), F.cross_entropy)
+
+
+class _GRUClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(6, 8, batch_first=True)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        out, _ = self.gru(x)
+        return self.head(out[:, -1])
+
+
+@pytest.mark.parametrize("opt", ["sgd", "adam"])
+def test_gru_trains_like_cpu(opt):
+    _assert_trains_like_cpu(_GRUClassifier, lambda: (torch.randn(3, 5, 6), torch.randint(0, 2, (3,))),
+                            F.cross_entropy, opt=opt)
+
+
+class _TinyLM(nn.Module):
+    def __init__(self, vocab=11, dim=16, length=7):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(1, length, dim) * 0.02)
+        layer = nn.TransformerEncoderLayer(dim, 2, 32, dropout=0.0, batch_first=True)
+        self.blocks = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, x):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1], device=x.device)
+        return self.head(self.blocks(self.embed(x) + self.pos, mask=mask, is_causal=True))
+
+
+def test_transformer_lm_trains_like_cpu():
+    _assert_trains_like_cpu(_TinyLM, lambda: (torch.randint(0, 11, (2, 7)), torch.randint(0, 11, (2, 7))),
+                            lambda out, y: F.cross_entropy(out.reshape(-1, 11), y.reshape(-1)))
+
+
+# --- the CPU fallback ---------------------------------------------------------------------------------------------
+
+def test_fallback_warns_once_per_op_and_counts():
+    c = torch.tensor([[3.0, 4.0], [1.0, 0.0]])
+    x = c.to("npu")
+    torch.npu.reset_fallback_stats()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            r = torch.renorm(x, 2, 0, 1.0)
+    assert r.device.type == "npu" and torch.equal(r.cpu(), torch.renorm(c, 2, 0, 1.0))
+    msgs = [str(m.message) for m in w if "renorm" in str(m.message)]
+    assert len(msgs) <= 1      # once per op per process (an earlier test may have warned already)
+    assert torch.npu.fallback_stats()["aten::renorm"] == 3
+
+
+def test_printing_and_boolean_indexing_run_on_the_npu():
+    x = torch.tensor([1.0, -2.0, 3.0], device="npu")
+    torch.npu.reset_fallback_stats()
+    assert str(x) == "tensor([ 1., -2.,  3.], device='npu:0')"
+    assert x[x > 0].cpu().tolist() == [1.0, 3.0] and torch.nonzero(x > 0).cpu().tolist() == [[0], [2]]
+    assert torch.npu.fallback_stats() == {}
+
+
+def test_fallback_writes_mutated_arguments_in_place():
+    x = torch.tensor([[4.0, 1.0], [2.0, 3.0]], device="npu")
+    values, indices = torch.empty(0, device="npu"), torch.empty(0, dtype=torch.int64, device="npu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = torch.kthvalue(x, 1, 1, out=(values, indices))
+    assert r[0] is values and values.cpu().tolist() == [1.0, 2.0] and indices.cpu().tolist() == [1, 0]
+    y = x.clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert y.renorm_(2, 0, 1.0) is y     # in place through the CPU alias
+    torch.testing.assert_close(y.cpu(), torch.renorm(x.cpu(), 2, 0, 1.0))
+
+
+def test_fallback_mode_error_refuses():
+    x = torch.tensor([[3.0, 1.0]], device="npu")
+    torch.npu.set_fallback_mode("error")
+    try:
+        with pytest.raises(NotImplementedError, match="fallback is disabled"):
+            torch.renorm(x, 2, 0, 1.0)
+    finally:
+        torch.npu.set_fallback_mode(None)
