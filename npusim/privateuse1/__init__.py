@@ -15,8 +15,9 @@ names. See ``docs/backend_api.md`` for a walk-through.
   its ``_root``, the array, and ``_device``; its ``__del__`` may return the memory to the backend).
 - Random numbers: ``Generator``, ``register_generator``, ``register_default_generators``, ``DEFAULT_SEED``,
   ``seed_value``.
-- Kernels: ``from_array`` / ``view_of_array`` / ``array_of`` / ``device_of`` / ``bump_version`` / ``replace_array``
-  (``tensors``); the device-generic kernels the framework has for every device (``generic_kernels``);
+- Kernels: ``from_array`` / ``view_of_array`` / ``array_of`` / ``device_of`` / ``bump_version`` /
+  ``replace_array`` (``tensors``); the device-generic kernels the framework has for every device
+  (``generic_kernels``);
   autocast policies (``register_autocast_policies``); ``Library`` and ``fallthrough_kernel`` are in
   ``npusim.library``.
 - Generated wrappers: ``npusim.privateuse1.codegen`` (the framework's code generator, ``user_stacklevel``).
@@ -53,7 +54,8 @@ __all__ = [
     "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type",
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
-    "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels", "composite_kernels",
+    "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",
+    "composite_kernels",
     "register_autocast_policies", "register_backend_meta_serialization",
     "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
     "register_collective_backends",

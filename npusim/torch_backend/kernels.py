@@ -1,10 +1,10 @@
 """npusim's npu kernels as torch's PrivateUse1 kernels, through a zero-copy adapter.
 
 For every aten op torch dispatches to a backend (not a CompositeImplicitAutograd one: torch decomposes those
-itself; not a view, which torch's composites make over the same storage) that npusim can run on its npu (its own kernel, or its composite), one adapter is registered: torch npu
-tensors become npusim npu tensors viewing the same arrays, the npusim op runs (its dispatcher, capacity check
-and kernel: NumPy in emulation, CuPy on a GPU), and its results are adopted as torch npu tensors without a
-copy. In-place and ``out=`` results are the torch arguments themselves; an ``out=`` npusim resized is moved onto
+itself; not a view, which torch's composites make over the same storage) that npusim can run on its npu (its
+own kernel, or its composite), one adapter is registered: torch npu tensors become npusim npu tensors viewing
+the same arrays, the npusim op runs (its dispatcher, capacity check and kernel: NumPy in emulation, CuPy on a
+GPU), and its results are adopted as torch npu tensors without a copy. In-place and ``out=`` results are the torch arguments themselves; an ``out=`` npusim resized is moved onto
 its new memory. An argument npusim cannot see (a dtype it lacks) sends the call to the CPU fallback.
 """
 from __future__ import annotations
