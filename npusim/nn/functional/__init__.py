@@ -11,9 +11,9 @@ This package only re-exports: each function lives in the module of its concept (
 from __future__ import annotations
 
 from .activation import (
-    celu, elu, elu_, gelu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
-    log_softmax, logsigmoid, mish, prelu, relu, relu6, relu_, rrelu, rrelu_, selu, sigmoid, silu, softmax, softmin,
-    softplus, softshrink, softsign, tanh, tanhshrink, threshold, threshold_,
+    celu, elu, elu_, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu,
+    leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu, relu6, relu_, rrelu, rrelu_, selu, sigmoid, silu, softmax,
+    softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold, threshold_,
 )
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
@@ -22,9 +22,9 @@ from .dropouts import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, f
 from .embeddings import embedding, embedding_bag, one_hot
 from .linear_layers import bilinear, linear
 from .losses import (
-    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, gaussian_nll_loss,
-    hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss, multi_margin_loss,
-    multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
+    binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
+    gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
+    multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
     triplet_margin_loss, triplet_margin_with_distance_loss,
 )
 from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize, rms_norm
@@ -34,7 +34,7 @@ from .pooling import (
     adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d, max_pool2d,
     max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d,
 )
-from .vision import channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle
+from .vision import affine_grid, channel_shuffle, grid_sample, interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
@@ -52,5 +52,6 @@ __all__ = [
     "poisson_nll_loss", "gaussian_nll_loss", "hinge_embedding_loss", "multilabel_soft_margin_loss",
     "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "pairwise_distance", "hardshrink",
     "softshrink", "rrelu", "rrelu_", "unfold", "fold", "embedding_bag", "local_response_norm", "lp_pool1d",
-    "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "channel_shuffle", "max_unpool3d",
+    "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "channel_shuffle", "max_unpool3d", "affine_grid",
+    "grid_sample", "gumbel_softmax", "ctc_loss",
 ]

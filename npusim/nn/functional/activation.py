@@ -12,7 +12,7 @@ __all__ = [
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
     "hardsigmoid", "hardswish", "leaky_relu", "leaky_relu_", "softplus", "logsigmoid", "threshold", "threshold_",
     "glu", "prelu", "tanh", "sigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "rrelu", "rrelu_",
-    "softmax", "log_softmax", "softmin",
+    "softmax", "log_softmax", "softmin", "gumbel_softmax",
 ]
 
 
@@ -222,3 +222,19 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return aten.softmax.int(aten.neg.default(input), dim, dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with g = -log(Exp(1)) drawn from
+    npusim's generator (so ``manual_seed`` repeats it); ``hard`` returns the one-hot of the argmax with the soft
+    sample's gradient (straight-through)."""
+    _check_tensor(logits, "gumbel_softmax")
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.")
+    gumbels = -aten.empty_like.default(logits).exponential_().log()
+    y_soft = aten.softmax.int((logits + gumbels) / tau, dim, None)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = aten.zeros_like.default(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

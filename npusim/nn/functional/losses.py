@@ -25,7 +25,7 @@ __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "margin_ranking_loss",
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss", "gaussian_nll_loss",
     "hinge_embedding_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "multi_margin_loss",
-    "multilabel_margin_loss",
+    "multilabel_margin_loss", "ctc_loss",
 ]
 
 
@@ -487,3 +487,104 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if nd <= 1:
         loss = loss.reshape([])
     return _reduce(loss, reduction)
+
+
+# --- CTC ------------------------------------------------------------------------------------------------------------
+
+def _lengths(value, name, device):
+    if isinstance(value, (list, tuple)):
+        return _tensor(list(value), dtype=D.int64, device=device)
+    if not hasattr(value, "dim"):
+        raise TypeError(f"ctc_loss(): argument '{name}' must be tuple of ints or Tensor, not {type(value).__name__}")
+    return value.to(device=device, dtype=D.int64).reshape(-1)
+
+
+def _safe_logsumexp(terms):
+    """logsumexp over a stacked first dimension whose entries may all be -inf: the value is then -inf and the
+    gradient zero (the plain formula's would be 0/0)."""
+    stacked = aten.stack.default(terms, 0)
+    top = stacked.max(0)[0].detach()
+    top = aten.where.self(top.isinf(), aten.zeros_like.default(top), top)
+    total = (stacked - top).exp().sum(0)
+    empty = total == 0
+    safe = aten.where.self(empty, total * 0 + 1, total)
+    return aten.where.self(empty, safe * 0 - math.inf, safe.log() + top)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """Connectionist temporal classification loss of log-probabilities (T, N, C) (or (T, C)) against padded (N, S)
+    or concatenated targets: the forward (alpha) recursion in log space over the blank-extended targets, written
+    with differentiable ops. Its gradient with respect to ``log_probs`` is aten's: the posterior's negative plus
+    ``exp(log_probs)`` on the frames each sequence uses (the gradient through a log_softmax is the true one)."""
+    _check_tensor(log_probs, "ctc_loss")
+    _check_tensor(targets, "ctc_loss", "targets", 2)
+    _reduction_enum(reduction)
+    unbatched = log_probs.dim() == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.dim() == 1 else targets
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_loss(): expected log_probs to be 2-D or 3-D, but got {log_probs.dim()}-D")
+    steps, batch, classes = log_probs.shape
+    device = log_probs.device
+    input_lengths = _lengths(input_lengths, "input_lengths", device)
+    target_lengths = _lengths(target_lengths, "target_lengths", device)
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if input_lengths.numel() != batch:
+        raise RuntimeError(f"input_lengths must be of size batch_size ({batch}), got {input_lengths.numel()}")
+    if target_lengths.numel() != batch:
+        raise RuntimeError(f"target_lengths must be of size batch_size ({batch}), got {target_lengths.numel()}")
+    host_targets = [int(n) for n in target_lengths.cpu().tolist()]
+    host_inputs = [int(n) for n in input_lengths.cpu().tolist()]
+    for n, length in enumerate(host_inputs):
+        if length > steps:
+            raise RuntimeError(f"Expected input_lengths to have value at most {steps}, but got value {length} "
+                               f"(while checking arguments for ctc_loss_cpu)")
+    longest = max(host_targets + [0])
+    targets = targets.to(device=device, dtype=D.int64)
+    if targets.dim() == 1:          # concatenated: cut each sequence out and pad to the longest
+        starts = [sum(host_targets[:n]) for n in range(batch)]
+        rows = [aten.cat.default([targets[s:s + k], targets.new_full((longest - k,), blank)], 0)
+                for s, k in zip(starts, host_targets)]
+        padded = aten.stack.default(rows, 0) if rows else targets.new_zeros((0, longest))
+    else:
+        padded = targets[:, :longest]
+    # l' = blank, l1, blank, l2, ..., blank: the labels every alignment path runs through
+    extended_len = 2 * longest + 1
+    extended = padded.new_full((batch, extended_len), blank)
+    if longest:
+        extended[:, 1::2] = padded.clamp(0, classes - 1)
+    # a path may skip the blank between two different labels: s odd, s >= 2 and l'[s] != l'[s - 2]
+    skip = extended.new_zeros((batch, extended_len), dtype=D.bool)
+    if longest > 1:
+        skip[:, 3::2] = extended[:, 3::2] != extended[:, 1:-2:2]
+    gathered = log_probs.gather(2, extended.unsqueeze(0).expand(steps, batch, extended_len))
+    neg_inf = log_probs.new_full((batch, extended_len), -math.inf)
+    positions = aten.arange.default(extended_len, device=device)
+    first = (positions <= 1).unsqueeze(0) & ((positions == 0).unsqueeze(0) | (target_lengths > 0).unsqueeze(1))
+    alpha = aten.where.self(first, gathered[0], neg_inf) if steps else neg_inf
+    pad1 = log_probs.new_full((batch, 1), -math.inf)
+    pad2 = log_probs.new_full((batch, 2), -math.inf)
+    for t in range(1, steps):
+        from_prev = aten.cat.default([pad1, alpha[:, :-1]], 1)
+        from_skip = aten.where.self(skip, aten.cat.default([pad2, alpha[:, :-2]], 1), neg_inf)
+        step = _safe_logsumexp([alpha, from_prev, from_skip]) + gathered[t]
+        alpha = aten.where.self((input_lengths > t).unsqueeze(1), step, alpha)
+    last = (2 * target_lengths).unsqueeze(1)
+    end_blank = alpha.gather(1, last).squeeze(1)
+    end_label = alpha.gather(1, (last - 1).clamp(min=0)).squeeze(1)
+    end_label = aten.where.self(target_lengths > 0, end_label, neg_inf[:, 0])
+    loss = -_safe_logsumexp([end_blank, end_label])
+    if steps:
+        # zero in value; gives the gradient aten's kernel gives: exp(log_probs) on each sequence's frames
+        used = (aten.arange.default(steps, device=device).unsqueeze(1) < input_lengths.unsqueeze(0)).unsqueeze(2)
+        probs = log_probs.exp()
+        loss = loss + aten.where.self(used, probs - probs.detach(), probs * 0).sum((0, 2))
+    if zero_infinity:
+        loss = aten.where.self(loss.isinf(), aten.zeros_like.default(loss), loss)
+    if reduction == "mean":
+        return (loss / target_lengths.clamp(min=1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss

@@ -1,14 +1,17 @@
-"""torch.nn.functional's image rearrangements and resampling: pixel and channel shuffles, ``interpolate``."""
+"""torch.nn.functional's image rearrangements and resampling: pixel and channel shuffles, ``interpolate``,
+``affine_grid`` and ``grid_sample``."""
 from __future__ import annotations
 
+import itertools
 import math
+import warnings
 
 from ...core.dispatch.ops_namespace import aten
 from .arguments import _check_tensor, _int_arg, _is_int, _sizes
 from .pooling import adaptive_avg_pool2d
 
 __all__ = [
-    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "interpolate",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "interpolate", "affine_grid", "grid_sample",
 ]
 
 
@@ -167,3 +170,202 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   f"'nearest' (3-D, 4-D), 'linear' (3-D), 'bilinear' and 'area' (4-D)")
     raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: "
                               f"{_MODES} (got {mode})")
+
+
+# --- affine_grid and grid_sample ------------------------------------------------------------------------------------
+# Composites of differentiable ops (linspace, matmul, floor, gather, where), so autograd and the npu need nothing new.
+# A grid's last dimension holds (x, y[, z]): x indexes the input's last dimension (W), y the one before it, and so on.
+
+def _base_coordinates(steps, align_corners, like):
+    """The normalised centres of ``steps`` pixels along one dimension: -1 and 1 are the corner pixels' centres with
+    ``align_corners``, their outer edges without it."""
+    if steps <= 1:
+        return like.new_zeros(max(steps, 0))
+    line = aten.linspace.default(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
+    return line if align_corners else line * ((steps - 1) / steps)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of a batch of affine maps: (N, 2, 3) and size (N, C, H, W) -> (N, H, W, 2); (N, 3, 4) and
+    size (N, C, D, H, W) -> (N, D, H, W, 3)."""
+    _check_tensor(theta, "affine_grid")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (2, 3):
+            raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size {tuple(size)}. "
+                             f"Got {tuple(theta.shape)}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or tuple(theta.shape[-2:]) != (3, 4):
+            raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size {tuple(size)}. "
+                             f"Got {tuple(theta.shape)}.")
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {tuple(size)}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    n, spatial = size[0], size[2:]
+    # base[..., k] is the coordinate along spatial dimension -1-k, then a 1 for the translation column
+    axes = [_base_coordinates(s, align_corners, theta) for s in spatial]
+    shape = [1] * len(spatial)
+    columns = []
+    for k in range(len(spatial)):
+        dim = len(spatial) - 1 - k
+        view = list(shape)
+        view[dim] = spatial[dim]
+        columns.append(axes[dim].reshape(view).expand(*spatial))
+    columns.append(theta.new_ones(spatial))
+    base = aten.stack.default(columns, -1).reshape(1, -1, len(spatial) + 1)
+    grid = aten.matmul.default(base, theta.transpose(1, 2))            # (N, prod(spatial), dims)
+    return grid.reshape(n, *spatial, len(spatial))
+
+
+def _unnormalize(coord, size, align_corners):
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, twice_low, twice_high):
+    """Reflect ``coord`` into [twice_low / 2, twice_high / 2] by folding it back at the ends, as aten does."""
+    if twice_low == twice_high:
+        return coord * 0
+    low = twice_low / 2
+    span = (twice_high - twice_low) / 2
+    coord = (coord - low).abs()
+    extra = coord.fmod(span)
+    flips = (coord / span).floor()
+    even = flips.fmod(2) == 0
+    return aten.where.self(even, extra + low, span - extra + low)
+
+
+def _source_coordinate(coord, size, padding_mode, align_corners):
+    coord = _unnormalize(coord, size, align_corners)
+    if padding_mode == "border":
+        coord = coord.clamp(0, size - 1)
+    elif padding_mode == "reflection":
+        coord = _reflect(coord, 0, 2 * (size - 1)) if align_corners else _reflect(coord, -1, 2 * size - 1)
+        coord = coord.clamp(0, size - 1)
+    return coord
+
+
+def _gather_corners(flat, sizes, corners):
+    """Sum of weight * input at integer corner positions; ``corners`` is a list of (indices per dim, weight), each
+    index of shape (N, P); positions outside the input count as zero."""
+    n, c = flat.shape[0], flat.shape[1]
+    total = None
+    for indices, weight in corners:
+        inside = None
+        linear = None
+        for index, size in zip(indices, sizes):
+            ok = (index >= 0) & (index <= size - 1)
+            inside = ok if inside is None else inside & ok
+            clamped = index.clamp(0, size - 1)
+            linear = clamped if linear is None else linear * size + clamped
+        linear = linear.long().unsqueeze(1).expand(n, c, linear.shape[-1])
+        values = flat.gather(2, linear)
+        weight = aten.where.self(inside, weight, weight * 0).unsqueeze(1)
+        term = values * weight
+        total = term if total is None else total + term
+    return total
+
+
+def _cubic_weights(t, a=-0.75):
+    """Keys' cubic convolution weights of the four taps at offsets -1, 0, 1, 2 for a fraction ``t``."""
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the normalised positions of ``grid`` (N, Ho, Wo, 2) or
+    (N, Do, Ho, Wo, 3); ``mode`` bilinear, nearest or bicubic (4-D only); ``padding_mode`` zeros, border or
+    reflection."""
+    _check_tensor(input, "grid_sample")
+    _check_tensor(grid, "grid_sample")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "
+                         f"but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                      "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                      "grid_sample for details.")
+        align_corners = False
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
+                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    dims = input.dim() - 2
+    if grid.dim() != input.dim() or grid.shape[-1] != dims:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {dims} in last dimension, but got grid with "
+                           f"sizes {list(grid.shape)}")
+    if grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
+                           f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if input.device != grid.device:
+        raise RuntimeError(f"grid_sampler(): expected input and grid to be on same device, but input is on "
+                           f"{input.device} and grid is on {grid.device}")
+    if mode == "bicubic" and dims != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    n, c = input.shape[0], input.shape[1]
+    sizes = list(input.shape[2:])                       # (D,) H, W
+    out_spatial = list(grid.shape[1:-1])
+    flat = input.reshape(n, c, -1)
+    points = grid.reshape(n, -1, dims)
+    # coords[d] is the source coordinate along spatial dim d (grid component dims - 1 - d)
+    raw = [points[..., dims - 1 - d] for d in range(dims)]
+    if mode == "bicubic":
+        # aten takes the four taps from the unclipped coordinate and pads each tap on its own
+        coords = [_unnormalize(r, s, align_corners) for r, s in zip(raw, sizes)]
+        bases = [x.floor() for x in coords]
+        weights = [_cubic_weights(x - b) for x, b in zip(coords, bases)]
+        total = None
+        for i in range(4):
+            for j in range(4):
+                taps = [bases[0] + (i - 1), bases[1] + (j - 1)]
+                taps = [_pad_tap(t, s, padding_mode, align_corners) for t, s in zip(taps, sizes)]
+                term = _gather_corners(flat, sizes, [(taps, weights[0][i] * weights[1][j])])
+                total = term if total is None else total + term
+        return total.reshape(n, c, *out_spatial)
+    coords = [_source_coordinate(r, s, padding_mode, align_corners) for r, s in zip(raw, sizes)]
+    if mode == "nearest":
+        indices = [x.round().detach() for x in coords]
+        # a weight of one that keeps the grid in the graph: its gradient is zero, as aten's, rather than None
+        ones = raw[0] * 0 + 1
+        return _gather_corners(flat, sizes, [(indices, ones)]).reshape(n, c, *out_spatial)
+    lows = [x.floor().detach() for x in coords]
+    fractions = [x - low for x, low in zip(coords, lows)]
+    corners = []
+    for corner in itertools.product((0, 1), repeat=dims):
+        indices, weight = [], None
+        for d, bit in enumerate(corner):
+            indices.append(lows[d] + bit)
+            w = fractions[d] if bit else 1 - fractions[d]
+            weight = w if weight is None else weight * w
+        corners.append((indices, weight))
+    return _gather_corners(flat, sizes, corners).reshape(n, c, *out_spatial)
+
+
+def _pad_tap(tap, size, padding_mode, align_corners):
+    """A bicubic tap's integer position after padding: kept as is (zeros), clamped (border) or reflected."""
+    if padding_mode == "border":
+        return tap.clamp(0, size - 1)
+    if padding_mode == "reflection":
+        tap = _reflect(tap, 0, 2 * (size - 1)) if align_corners else _reflect(tap, -1, 2 * size - 1)
+        return tap.clamp(0, size - 1)
+    return tap
