@@ -55,8 +55,8 @@ BACKENDS_IN_SCOPE = ("cpu", "cuda", "cudnn", "mha", "mkl", "openmp", "opt_einsum
 # --- out-of-scope rules: group name -> {namespace label or "*": regular expression over the whole name} -----------
 _SPARSE = (r".*sparse.*|.*_csr|.*_csc|.*_bsr|.*_bsc|(c?col|crow|row)_indices(_copy)?|indices(_copy)?|values_copy|"
            r"coalesce|is_coalesced|dense_dim|sparse_dim|to_dense|[hd]?smm|hspmm|hsmm|sspaddmm|saddmm|spmm")
-_QUANT = (r".*quantiz.*|quantized_.*|q_.*|qint\d+|quint.*|qscheme|int_repr|dequantize|per_(channel|tensor)_.*|fake_quantize.*|"
-          r"fbgemm_.*|choose_qparams.*|fused_moving_avg_obs_fake_quant|bits\d.*|Q[U]?Int.*Storage")
+_QUANT = (r".*quantiz.*|quantized_.*|q_.*|qint\d+|quint.*|qscheme|int_repr|dequantize|per_(channel|tensor)_.*|"
+          r"fake_quantize.*|fbgemm_.*|choose_qparams.*|fused_moving_avg_obs_fake_quant|bits\d.*|Q[U]?Int.*Storage")
 OUT_OF_SCOPE = {
     "compile/TorchScript/jit/fx/export": {
         "torch": r"compile|cond|while_loop|export|fork|wait|sym_\w+|Sym(Int|Float|Bool)|import_ir_module.*|"

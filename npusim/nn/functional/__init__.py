@@ -11,9 +11,9 @@ This package only re-exports: each function lives in the module of its concept (
 from __future__ import annotations
 
 from .activation import (
-    celu, elu, elu_, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu,
-    leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu, relu6, relu_, rrelu, rrelu_, selu, sigmoid, silu, softmax,
-    softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold, threshold_,
+    celu, elu, elu_, gelu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_,
+    leaky_relu, leaky_relu_, log_softmax, logsigmoid, mish, prelu, relu, relu6, relu_, rrelu, rrelu_, selu, sigmoid,
+    silu, softmax, softmin, softplus, softshrink, softsign, tanh, tanhshrink, threshold, threshold_,
 )
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
@@ -24,8 +24,8 @@ from .linear_layers import bilinear, linear
 from .losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss, cross_entropy, ctc_loss,
     gaussian_nll_loss, hinge_embedding_loss, huber_loss, kl_div, l1_loss, margin_ranking_loss, mse_loss,
-    multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss, smooth_l1_loss, soft_margin_loss,
-    triplet_margin_loss, triplet_margin_with_distance_loss,
+    multi_margin_loss, multilabel_margin_loss, multilabel_soft_margin_loss, nll_loss, poisson_nll_loss,
+    smooth_l1_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss,
 )
 from .normalization import batch_norm, group_norm, instance_norm, layer_norm, local_response_norm, normalize, rms_norm
 from .padding import pad
