@@ -97,8 +97,13 @@ def _sized(op, name):
         dtype = _check_out(out, dtype)
         if name == "zeros" and any(s < 0 for s in shape):
             raise RuntimeError("zeros: Dimension size must be non-negative.")
+        fmt = {}
+        if memory_format is not None and name == "empty":   # only empty lays out its memory as asked
+            if out is not None:
+                raise RuntimeError("'memory_format' argument is incompatible with 'out' tensor argument")
+            fmt = {"memory_format": memory_format}
         t = op(shape, dtype=dtype, layout=layout, device=device if device is not None or out is None else out.device,
-               pin_memory=pin_memory)
+               pin_memory=pin_memory, **fmt)
         _check_requires_grad(t.dtype, requires_grad, name)
         return _finish(t, requires_grad, out)
     factory.__name__ = factory.__qualname__ = name

@@ -64,14 +64,16 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None):
     dtype = _check_dtype("rand_like", dtype)
-    t = aten.rand_like.generator(input, generator=generator, dtype=dtype, device=device)
+    t = aten.rand_like.generator(input, generator=generator, dtype=dtype, device=device,
+                                 memory_format=memory_format)
     return _finish(t, requires_grad, None)
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None):
     dtype = _check_dtype("randn_like", dtype)
-    t = aten.randn_like.generator(input, generator=generator, dtype=dtype, device=device)
+    t = aten.randn_like.generator(input, generator=generator, dtype=dtype, device=device,
+                                  memory_format=memory_format)
     return _finish(t, requires_grad, None)
 
 
@@ -81,7 +83,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if high is None:
         low, high = 0, low
     dtype = _check_dtype("randint_like", dtype)
-    t = aten.randint_like.low_generator_dtype(input, low, high, generator=generator, dtype=dtype, device=device)
+    t = aten.randint_like.low_generator_dtype(input, low, high, generator=generator, dtype=dtype, device=device,
+                                              memory_format=memory_format)
     return _finish(t, requires_grad, None)
 
 

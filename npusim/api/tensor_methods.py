@@ -17,6 +17,7 @@ from ..core.factories import parse_size
 from ..core.dispatch.ops_namespace import aten
 from ..core.c10 import device_hooks as _hooks
 from ..core.c10.device_hooks import resolve_target_device
+from ..core.c10.memory_format import array_format as _array_format
 from ..core.tensor import Tensor
 
 
@@ -675,13 +676,18 @@ def _parse_to(args, kwargs):
     return dev, dt, non_blocking, copy, memory_format
 
 
+def _suggested_format(t):
+    return _array_format(t._a)
+
+
 @_method
 def to(self, *args, **kwargs):
     dev, dt, non_blocking, copy, memory_format = _parse_to(args, kwargs)
     target = self._device if dev is None else resolve_target_device(dev)
     dtype = self.dtype if dt is None else dt
-    if target is self._device and dtype is self.dtype and not copy and memory_format in (None, "preserve_format"):
-        return self
+    if target is self._device and dtype is self.dtype and not copy and (
+            memory_format in (None, "preserve_format") or memory_format == _suggested_format(self)):
+        return self   # torch's to_will_alias: nothing to change, not even the layout it suggests
     return _to_copy(self, dtype=dtype, device=target, non_blocking=non_blocking, memory_format=memory_format)
 
 

@@ -13,6 +13,7 @@ from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.c10.device_guard import DeviceGuard, has_guard_impl
 from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
+from ..core.c10.memory_format import check_rank
 from ..core.c10.storage import array_address, array_root
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
@@ -83,7 +84,16 @@ def _allocate(fill, shape, dt, dev):
 
 def empty(size, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     dt, dev = _target(dtype, device, layout)
-    return _allocate(lambda xp, s, d: xp.empty(s, d), _checked_shape(size), dt, dev)
+    shape = _checked_shape(size)
+    if memory_format is None or memory_format == "contiguous_format":
+        return _allocate(lambda xp, s, d: xp.empty(s, d), shape, dt, dev)
+    if memory_format == "preserve_format":
+        raise RuntimeError("unsupported memory format Preserve")
+    check_rank(len(shape), memory_format)
+    cl = _CHANNELS_LAST[memory_format]
+    t = _allocate(lambda xp, s, d: xp.empty(s, d), tuple(shape[i] for i in cl), dt, dev)
+    t._a = t._a.transpose(tuple(int(i) for i in np.argsort(cl)))
+    return t
 
 
 def empty_strided(size, stride, dtype=None, layout=None, device=None, pin_memory=None):
@@ -150,7 +160,8 @@ def _like_array(xp, self, dt, memory_format, fill):
     a = self._a
     shape = a.shape
     cl = _CHANNELS_LAST.get(memory_format) if memory_format is not None else None
-    if cl is not None and len(cl) == a.ndim:
+    if cl is not None:
+        check_rank(a.ndim, memory_format)
         base = fill(xp, tuple(shape[i] for i in cl), dt.np)
         return base.transpose(tuple(int(i) for i in np.argsort(cl)))
     preserve = memory_format in (None, "preserve_format") and not a.flags.c_contiguous and \
@@ -336,7 +347,7 @@ def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blo
     """``_to_copy``: a new tensor on ``device`` with ``dtype``, filled through ``copy_``."""
     dt = self.dtype if dtype is None else dtype
     dev = self._device if device is None else resolve_target_device(device)
-    if dev is self._device:
+    if dev is self._device and memory_format in (None, "preserve_format"):
         a = self._a
         C.check_capacity(a.size * dt.itemsize, dev)     # an expanded view's copy holds every element
         r = P.astype(a, dt.np)

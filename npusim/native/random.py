@@ -178,31 +178,37 @@ def normal_float_float(mean, std, size, generator=None, dtype=None, layout=None,
                      lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std))
 
 
-def _like(self, dtype, device, generator, draw):
+def _like(self, dtype, device, generator, draw, memory_format=None):
     dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
     dev = self._device if device is None else device
-    return _draw_new(self._a.shape, dt, dev, None, generator, draw)
+    t = _draw_new(self._a.shape, dt, dev, None, generator, draw)
+    if memory_format in (None, "preserve_format") and self._a.flags.c_contiguous:
+        return t
+    # laid out as empty_like would (self's dense stride order, or the memory format asked for)
+    out = F.empty_like(self, dtype=t.dtype, device=t._device, memory_format=memory_format)
+    return C.write_out(out, t._a)
 
 
 def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     _check_uniform(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), 0.0, 1.0)
-    return _like(self, dtype, device, generator, KR.uniform)
+    return _like(self, dtype, device, generator, KR.uniform, memory_format)
 
 
 def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     _require_float(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), "normal_kernel_cpu")
-    return _like(self, dtype, device, generator, KR.normal)
+    return _like(self, dtype, device, generator, KR.normal, memory_format)
 
 
 def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
                  memory_format=None):
-    return randint_like_low(self, 0, high, generator=generator, dtype=dtype, device=device)
+    return randint_like_low(self, 0, high, generator=generator, dtype=dtype, device=device,
+                            memory_format=memory_format)
 
 
 def randint_like_low(self, low, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
                      memory_format=None):
     dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
-    return _like(self, dtype, device, generator, _integers(dt, low, high))
+    return _like(self, dtype, device, generator, _integers(dt, low, high), memory_format)
 
 
 # --- in-place fills -----------------------------------------------------------------------------------------
