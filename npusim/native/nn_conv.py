@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from ..core.c10.memory_format import array_format, array_in_format
 from ..core.dispatch.ops_namespace import aten
 from ..kernels import nn_conv as KC
 from ..kernels.array_api import HALF_TYPES
@@ -20,6 +21,7 @@ from . import common as C
 
 _BOOL = np.dtype(np.bool_)
 _F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 # torch's legacy tensor type names, used by convolution's dtype-mismatch message
 _TENSOR_TYPE = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor", "float16": "torch.HalfTensor",
@@ -142,6 +144,16 @@ def _check_output_padding(output_padding, stride, dilation):
                        f"dilation_height: {dh} dilation_width: {dw}")
 
 
+def _conv_format(x, w):
+    """The memory format torch's CPU convolution computes in (its results and gradients have it): channels_last
+    when the input or the weight suggests it; for 3-d, only where a kernel has that layout (not float64)."""
+    nd = x.ndim
+    if nd == 4 or (nd == 5 and x.dtype != _F64):
+        fmt = array_format(x)
+        return fmt if fmt != "contiguous_format" else array_format(w)
+    return "contiguous_format"
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """N-d convolution (cross-correlation) or, with ``transposed``, its transpose; batched input only."""
     dev = C.same_device(input, weight, bias)
@@ -154,7 +166,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if not transposed:
         sizes = KC.output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation)
         C.check_capacity(x.shape[0] * w.shape[0] * math.prod(sizes) * x.itemsize, dev)
-        return C.make(KC.forward(x, w, b, stride, padding, dilation, groups), dev)
+        return C.make(array_in_format(KC.forward(x, w, b, stride, padding, dilation, groups), _conv_format(x, w)),
+                      dev)
     _check_output_padding(output_padding, stride, dilation)
     sizes = KC.transposed_output_sizes(x.shape[2:], w.shape[2:], stride, padding, dilation, output_padding)
     if any(s < 1 for s in sizes):
@@ -164,7 +177,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     y = KC.backward_input(x, w, sizes, stride, padding, dilation, groups)
     if b is not None:
         y += b.reshape((1, -1) + (1,) * (y.ndim - 2)).astype(y.dtype, copy=False)
-    return C.make(y, dev)
+    return C.make(array_in_format(y, _conv_format(x, w)), dev)
 
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
@@ -188,6 +201,9 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
             gw = KC.backward_weight(g, x, w.shape[2:], stride, padding, dilation, groups)
     if output_mask[2]:
         gb = KC.backward_bias(g)
+    fmt = _conv_format(x, w)
+    if fmt != "contiguous_format":
+        gi, gw = (None if a is None else array_in_format(a, fmt) for a in (gi, gw))
     return tuple(None if a is None else C.make(a, dev) for a in (gi, gw, gb))
 
 

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..core.c10 import dtype as D
+from ..core.c10.memory_format import array_in_format_of
 from ..core.dispatch.ops_namespace import aten
 from ..kernels import nn_norm as K
 from ..kernels.array_api import HALF_TYPES
@@ -69,6 +70,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     C.require_float(x, "LayerNormKernelImpl")
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias))
     y, mean, rstd = K.layer_norm(x, len(shape), _arr(weight), _arr(bias), eps, stat_dt)
+    if not y.flags.c_contiguous:   # torch's kernel reads a contiguous input and writes a contiguous output
+        y = y.copy()
     return C.make(y, dev), C.make(mean, dev), C.make(rstd, dev)
 
 
@@ -122,10 +125,11 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias), _arr(running_mean), _arr(running_var))
     w, b = _arr(weight), _arr(bias)
     if not training:
-        y = K.batch_norm_eval(x, w, b, running_mean._a, running_var._a, eps)
+        y = array_in_format_of(K.batch_norm_eval(x, w, b, running_mean._a, running_var._a, eps), x)
         xp = C.namespace_of(x)
         return C.make(y, dev), C.make(xp.empty((0,), stat_dt), dev), C.make(xp.empty((0,), stat_dt), dev)
     y, mean, rstd, unbiased = K.batch_norm_train(x, w, b, eps)
+    y = array_in_format_of(y, x)   # the input's channels_last layout, as torch's kernel
     if running_mean is not None:
         C.write_out(running_mean, K.running_update(running_mean._a, mean, momentum))
     if running_var is not None:
@@ -174,7 +178,7 @@ def native_group_norm(input, weight, bias, N, C_, HxW, group, eps):
     C.require_float(x, "GroupNormKernelImpl")
     stat_dt = _stat_dtype(x, _arr(weight), _arr(bias))
     y, mean, rstd = K.group_norm(x, group, _arr(weight), _arr(bias), eps, stat_dt)
-    return C.make(y, dev), C.make(mean, dev), C.make(rstd, dev)
+    return C.make(array_in_format_of(y, x), dev), C.make(mean, dev), C.make(rstd, dev)
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):

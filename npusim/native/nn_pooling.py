@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core.c10.memory_format import array_format, array_in_format_of
 from ..core.dispatch.ops_namespace import aten
 from ..kernels import nn_pooling as KP
 from ..kernels.array_api import namespace_of
@@ -18,6 +19,12 @@ _BOOL = np.dtype(np.bool_)
 _F32 = np.dtype(np.float32)
 
 # --- pooling ------------------------------------------------------------------------------------------------------
+
+def _like_format(r, like, dim):
+    """``r`` in the memory format ``like`` (a batched input) suggests: torch's CPU kernels of these ops compute
+    channels_last (3d) data in that layout, so their results have it too."""
+    return array_in_format_of(r, like) if like.ndim == dim + 2 else r
+
 
 _WORD = {2: "two", 3: "three"}
 
@@ -136,8 +143,9 @@ def _max_pool_with_indices(dim, self, kernel_size, stride, padding, dilation, ce
     """Max over each window and the flat index (h * W + w, or t * H * W + ...) of the maximum in its input plane."""
     kernel, stride, padding, dilation, out_sizes = _max_pool_setup(dim, self, kernel_size, stride, padding, dilation,
                                                                    ceil_mode)
-    values, indices = KP.max_pool(self._a, kernel, stride, padding, dilation, out_sizes)
-    return C.make(values, self._device), C.make(indices, self._device)
+    x = self._a
+    values, indices = KP.max_pool(x, kernel, stride, padding, dilation, out_sizes)
+    return C.make(_like_format(values, x, dim), self._device), C.make(_like_format(indices, x, dim), self._device)
 
 
 def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
@@ -156,10 +164,12 @@ def max_pool3d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fa
     return aten.max_pool3d_with_indices.default(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
 
 
-def _max_pool_backward(dim, grad_output, self, indices):
-    """Each output gradient added at its recorded input position (max and adaptive max pooling alike)."""
+def _max_pool_backward(dim, grad_output, self, indices, keep_format=True):
+    """Each output gradient added at its recorded input position (max and adaptive max pooling alike); laid out
+    as ``self`` (not for adaptive 3-d, whose torch kernel has no channels_last form)."""
     dev = C.same_device(grad_output, self, indices)
-    return C.make(KP.max_pool_backward(grad_output._a, indices._a, self._a.shape[-dim:]), dev)
+    g = KP.max_pool_backward(grad_output._a, indices._a, self._a.shape[-dim:])
+    return C.make(_like_format(g, self._a, dim) if keep_format else g, dev)
 
 
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices):
@@ -199,7 +209,7 @@ def _avg_pool(dim, self, kernel_size, stride, padding, ceil_mode, count_include_
     kernel, stride, padding, out_sizes = _avg_pool_setup(dim, self, kernel_size, stride, padding, ceil_mode,
                                                          divisor_override)
     r = KP.avg_pool(self._a, kernel, stride, padding, out_sizes, count_include_pad, divisor_override)
-    return C.make(r, self._device)
+    return C.make(_like_format(r, self._a, 2) if dim == 2 else r, self._device)   # 3-d: contiguous, as torch
 
 
 def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
@@ -217,7 +227,7 @@ def _avg_pool_backward(dim, grad_output, self, kernel_size, stride, padding, cou
     kernel, stride, padding, _ = _pool_args(f"avg_pool{dim}d", dim, kernel_size, stride, padding, None)
     gx = KP.avg_pool_backward(grad_output._a, self._a.shape[-dim:], kernel, stride, padding, count_include_pad,
                               divisor_override)
-    return C.make(gx, dev)
+    return C.make(_like_format(gx, self._a, 2) if dim == 2 else gx, dev)
 
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -246,7 +256,12 @@ def adaptive_avg_pool2d(self, output_size):
         raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
                            f"received {{{output_size[0]}, {output_size[1]}}}")
     if output_size == [1, 1]:
-        return aten.mean.dim(self, [-1, -2], True)
+        out = aten.mean.dim(self, [-1, -2], True)
+        if self.dim() == 4 and array_format(self._a) == "channels_last":
+            # as torch: the (N, C, 1, 1) result takes channels_last strides (the same memory, read alike)
+            n, c = out.shape[:2]
+            out._a = out._a.reshape(n, 1, 1, c).transpose(0, 3, 1, 2)
+        return out
     return aten._adaptive_avg_pool2d.default(self, output_size)
 
 
@@ -274,7 +289,8 @@ def _adaptive_avg_pool(dim, self, output_size):
                                f"has sizes {list(x.shape)} with dimension {i + x.ndim} being empty")
     if not C.is_float(x.dtype):
         C.not_implemented(name if dim == 2 else f"{name}_cpu", x.dtype)
-    return C.make(_adaptive_apply(x, x.shape[-dim:], output_size, False), self._device)
+    r = _adaptive_apply(x, x.shape[-dim:], output_size, False)
+    return C.make(_like_format(r, x, 2) if dim == 2 else r, self._device)   # 3-d: contiguous, as torch
 
 
 def _adaptive_avg_pool2d(self, output_size):
@@ -296,7 +312,8 @@ def _adaptive_apply(a, in_sizes, out_sizes, transpose):
 def _adaptive_avg_pool_backward(dim, grad_output, self):
     dev = C.same_device(grad_output, self)
     g = grad_output._a
-    return C.make(_adaptive_apply(g, self._a.shape[-dim:], g.shape[-dim:], True), dev)
+    r = _adaptive_apply(g, self._a.shape[-dim:], g.shape[-dim:], True)
+    return C.make(_like_format(r, self._a, 2) if dim == 2 else r, dev)
 
 
 def _adaptive_avg_pool2d_backward(grad_output, self):
@@ -329,6 +346,8 @@ def _adaptive_max_pool(dim, self, output_size, kernel_name):
     if not C.is_float(x.dtype):
         C.not_implemented(kernel_name, x.dtype)
     values, indices = KP.adaptive_max_pool(x, output_size)
+    if dim == 2:   # 3-d: contiguous, as torch
+        values, indices = _like_format(values, x, 2), _like_format(indices, x, 2)
     return C.make(values, self._device), C.make(indices, self._device)
 
 
@@ -347,7 +366,7 @@ def adaptive_max_pool3d(self, output_size):
 
 
 def adaptive_max_pool3d_backward(grad_output, self, indices):
-    return _max_pool_backward(3, grad_output, self, indices)
+    return _max_pool_backward(3, grad_output, self, indices, keep_format=False)
 
 
 def adaptive_max_pool1d(self, output_size):
@@ -412,28 +431,28 @@ def upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
     a = self._a
     hi, wi = (KP.nearest_indices(n, o, s, namespace_of(a))
               for n, o, s in zip(a.shape[-2:], output_size, (scales_h, scales_w)))
-    return C.make(KP.nearest_2d(a, hi, wi), self._device)
+    return C.make(_like_format(KP.nearest_2d(a, hi, wi), a, 2), self._device)
 
 
 def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
     output_size, input_size = _upsample_check(output_size, input_size)
     g = grad_output._a
     mh, mw = _nearest_matrices(namespace_of(g), input_size[2:], output_size, (scales_h, scales_w))
-    return C.make(KP.resample(g, mh.T, mw.T), grad_output._device)
+    return C.make(_like_format(KP.resample(g, mh.T, mw.T), g, 2), grad_output._device)   # grad_output's, as torch
 
 
 def upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales_w=None):
     output_size = _upsample_input(self, output_size, "upsample_bilinear2d_channels_last", False)
     a = self._a
     mh, mw = _linear_matrices(a, a.shape[-2:], output_size, align_corners, (scales_h, scales_w))
-    return C.make(KP.resample(a, mh, mw), self._device)
+    return C.make(_like_format(KP.resample(a, mh, mw), a, 2), self._device)
 
 
 def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
     output_size, input_size = _upsample_check(output_size, input_size)
     g = grad_output._a
     mh, mw = _linear_matrices(g, input_size[2:], output_size, align_corners, (scales_h, scales_w))
-    return C.make(KP.resample(g, mh.T, mw.T), grad_output._device)
+    return C.make(_like_format(KP.resample(g, mh.T, mw.T), g, 2), grad_output._device)
 
 
 KERNELS = {
