@@ -51,12 +51,21 @@ def _steal_or_clone(g, owned_refs):
     return aten.clone.default(g.detach(), memory_format="contiguous_format")
 
 
+def _in_layout_of(t, g):
+    """A copy of ``g`` with the strides of the leaf ``t`` (torch's gradient layout contract: a dense leaf, as a
+    channels_last weight, gets a gradient laid out as itself; any other gets a contiguous one)."""
+    out = aten.empty_like.default(t, memory_format="preserve_format")
+    return aten.copy_.default(out, g.detach())
+
+
 def _accumulate_into(t, g, create_graph, owned_refs=0):
     am = t._am
     old = am.grad
     if old is None:
         if create_graph:
             am.grad = g
+        elif not t._a.flags.c_contiguous:
+            am.grad = _in_layout_of(t, g)
         elif g._am is None:
             am.grad = _steal_or_clone(g, owned_refs + 1)
         else:

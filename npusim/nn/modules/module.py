@@ -472,6 +472,9 @@ class Module:
                             f"{dt}")
 
         def convert(t):
+            if memory_format is not None and t.dim() in (4, 5):   # as torch: only 4-d and 5-d tensors take it
+                return t.to(device=dev, dtype=dt if t.is_floating_point() else None, non_blocking=non_blocking,
+                            memory_format=memory_format)
             if dt is not None and t.is_floating_point():
                 return t.to(device=dev, dtype=dt, non_blocking=non_blocking)
             return t.to(device=dev, non_blocking=non_blocking) if dev is not None else t
