@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 import npusim
-from conftest import host
+from conftest import checked_on_device, host, reported_later
+from npusim.kernels import device_checks
 
 
 def _like(t, shape, dtype, values):
@@ -141,3 +142,53 @@ def test_cummax_and_cummin_of_an_empty_tensor_take_any_dim(device, name):
         getattr(npusim.tensor(1., device=device), name)(1)
     with pytest.raises(IndexError, match="Dimension out of range"):
         getattr(npusim.ones(2, device=device), name)(1)
+
+
+# --- index_copy_ and index_select ---------------------------------------------------------------------------
+
+def test_index_copy_into_a_0d_tensor(device):
+    t = npusim.tensor(1., device=device)
+    before = t._version
+    _like(t.index_copy_(0, npusim.tensor([0], device=device), npusim.tensor([5.], device=device)), (), npusim.float32,
+          5.0)
+    assert t._version == before + 1
+    _like(t.index_copy(-1, npusim.tensor(0, device=device), npusim.tensor(7., device=device)), (), npusim.float32, 7.0)
+    _like(t.index_copy(0, npusim.tensor([0, 0], device=device), npusim.tensor([5., 6.], device=device)), (),
+          npusim.float32, 6.0)
+    if checked_on_device(device):   # the cuda path asserts on the device and reports later, as torch's
+        with reported_later(device_checks.INDEX_COPY):
+            t.index_copy(0, npusim.tensor([1], device=device), npusim.tensor(2., device=device))
+        return
+    with pytest.raises(IndexError, match="index 1 is out of bounds for dimension 0 with size 1"):
+        t.index_copy_(0, npusim.tensor([1], device=device), npusim.tensor(2., device=device))
+    assert host(t).tolist() == 5.0
+
+
+@pytest.mark.parametrize("call,error,message", [
+    (lambda L, d: L.zeros(2, 2, 2, device=d).index_copy_(-2, L.tensor([1], device=d), L.tensor(3., device=d)),
+     RuntimeError, "same slice shapes. Destination slice shape: 2 2 at dimension 1 and source slice shape:  at"),
+    (lambda L, d: L.zeros(3, device=d).index_copy_(0, L.tensor([0], dtype=L.int32, device=d), L.ones(1, device=d)),
+     RuntimeError, "Expected a long tensor for index, but got Int"),
+    (lambda L, d: L.zeros(3, 2, device=d).index_copy_(1, L.tensor([-1], device=d), L.ones(3, 1, device=d)),
+     IndexError, "index -1 is out of bounds for dimension 1 with size 2"),
+    (lambda L, d: L.zeros(3, device=d).index_copy_(0, L.tensor([0, 1], device=d), L.tensor(1., device=d)),
+     IndexError, "When source is scalar, index should have one element"),
+    (lambda L, d: L.zeros(3, device=d).index_copy_(0, L.tensor([[0]], device=d), L.ones(1, 1, device=d)),
+     IndexError, r"Index should have dimension 1 or 0 \(got 2\)"),
+], ids=["0d-source-into-3d", "int32-index", "negative-index", "scalar-source-two-indices", "2d-index"])
+def test_index_copy_refuses_as_torch(device, call, error, message):
+    if error is IndexError and "out of bounds" in message and checked_on_device(device):
+        with reported_later(device_checks.INDEX_COPY):   # the cuda path asserts on the device, as torch's
+            call(npusim, device)
+        return
+    with pytest.raises(error, match=message):
+        call(npusim, device)
+
+
+def test_index_copy_out_of_bounds_writes_nothing(device):
+    if checked_on_device(device):
+        pytest.skip("the cuda path asserts on the device and reports later")
+    t = npusim.zeros(3, 2, device=device)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        t.index_copy_(0, npusim.tensor([0, 5], device=device), npusim.ones(2, 2, device=device))
+    assert host(t).tolist() == [[0.0, 0.0]] * 3 and t._version == 0

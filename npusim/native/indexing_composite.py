@@ -92,24 +92,60 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def _index_copy_args(self, dim, index, source):
-    if source.dtype != self.dtype:
-        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
-                           f"{C.tname(self.dtype)} and (source) {C.tname(source.dtype)}")
+    """index_put's indices and values for index_copy, after torch's checks in torch's order."""
+    d = _wrap_dim(dim, self.dim())
+    if index.dim() > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.dim()})")
+    n = index.numel()
+    if source.dim() == 0 and n != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element (got {n})")
     if source.dim() and self.dim() and source.dim() != self.dim():
         raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality must "
                          f"match. Source dimensionality ({source.dim()}), destination dimensionality ({self.dim()})")
-    if index.dim() == 0:   # a 0-d index is one index
-        index = aten.reshape.default(index, [1])
-    d = _index_vector_checks(self, dim, index, source, "index_copy_")
-    return _along(d, index)
+    if index.dtype != D.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got {C.tname(index.dtype)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) "
+                           f"{C.tname(self.dtype)} and (source) {C.tname(source.dtype)}")
+    self_slice = [s for i, s in enumerate(self.shape) if i != d]
+    source_slice = [s for i, s in enumerate(source.shape) if i != d]
+    if self_slice != source_slice:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. Destination slice "
+                           f"shape: {' '.join(map(str, self_slice))} at dimension {d} and source slice shape: "
+                           f"{' '.join(map(str, source_slice))} at dimension 0.")
+    if source.dim() and n != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+    index = aten.reshape.default(index, [-1])
+    size = self.shape[d] if self.dim() else 1
+    # torch takes no negative index; on a GPU the indices are checked on the device (kernels/device_checks.py)
+    if n and DC.deferred(index._a):
+        empty = IndexError(f"index_copy_(): index is out of bounds for dimension {d} with size {size}")
+        index = C.make(DC.clamp(index._a, 0, size, DC.INDEX_COPY, empty), index._device)
+    elif n:
+        bad = aten.masked_select.default(index, aten.logical_or.default(aten.lt.Scalar(index, 0),
+                                                                         aten.ge.Scalar(index, size)))
+        if bad.numel():
+            raise IndexError(f"index_copy_(): index {int(bad[0].item())} is out of bounds for dimension {d} with "
+                             f"size {size}")
+    values = aten.reshape.default(source, [-1]) if self.dim() <= 1 else source
+    return _along(d, index), values
+
+
+def _as_1d(self):
+    """index_put cannot address a 0-d tensor along a dim: a 1-element view of it can be."""
+    return self if self.dim() else aten.reshape.default(self, [1])
 
 
 def index_copy(self, dim, index, source):
-    return aten.index_put.default(self, _index_copy_args(self, dim, index, source), source)
+    indices, values = _index_copy_args(self, dim, index, source)
+    r = aten.index_put.default(_as_1d(self), indices, values)
+    return r if self.dim() else aten.reshape.default(r, [])
 
 
 def index_copy_(self, dim, index, source):
-    aten.index_put_.default(self, _index_copy_args(self, dim, index, source), source)
+    indices, values = _index_copy_args(self, dim, index, source)
+    aten.index_put_.default(_as_1d(self), indices, values)
     return self
 
 
