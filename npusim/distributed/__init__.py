@@ -16,6 +16,7 @@ from .collectives import (
     broadcast_object_list, gather, irecv, isend, recv, reduce, reduce_scatter_tensor, scatter, send,
 )
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .file_store import FileStore
 from .list_collectives import all_to_all, reduce_scatter
 from .monitored_barrier import monitored_barrier
 from .mpi_backend import create_mpi_backend
@@ -27,6 +28,8 @@ from .process_group import (
     init_process_group, is_available, is_initialized, is_mpi_available, is_nccl_available, new_group,
 )
 from .reduce_op import ReduceOp
+from .stores import HashStore, PrefixStore, QueueEmptyError, Store
+from .tcp_store import TCPStore
 from .work import Work
 
 from ..privateuse1.hooks import run_collective_registrations  # noqa: E402
@@ -36,7 +39,8 @@ run_collective_registrations()      # the device backends' own (npu: mpi for its
 
 __all__ = [
     "Backend", "BackendOptions", "CollectiveBackend", "DistBackendError", "DistError", "DistNetworkError",
-    "DistStoreError", "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+    "DistStoreError", "FileStore", "GradBucket", "GroupMember", "HashStore", "P2POp", "PrefixStore", "ProcessGroup",
+    "QueueEmptyError", "ReduceOp", "Store", "TCPStore", "Work", "all_gather",
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all", "all_to_all_single", "barrier",
     "batch_isend_irecv", "broadcast", "broadcast_object_list", "default_pg_timeout", "destroy_process_group",
     "gather", "gather_object", "get_backend", "get_global_rank", "get_group_rank", "get_node_local_rank",
