@@ -192,3 +192,19 @@ def test_index_copy_out_of_bounds_writes_nothing(device):
     with pytest.raises(IndexError, match="index 5 is out of bounds"):
         t.index_copy_(0, npusim.tensor([0, 5], device=device), npusim.ones(2, 2, device=device))
     assert host(t).tolist() == [[0.0, 0.0]] * 3 and t._version == 0
+
+
+@pytest.mark.parametrize("shape,dim,error", [((2, 3), 1, RuntimeError), ((2, 2, 2), 1, RuntimeError),
+                                             ((2, 0), 0, RuntimeError), ((2, 3), 0, IndexError),
+                                             ((2, 2, 2), 2, IndexError), ((3,), 0, IndexError)])
+def test_index_select_out_of_range_error_class(device, shape, dim, error):
+    # torch's CPU kernel for dim 1 of a tensor of two or more dims (and its check of an empty one) raises
+    # RuntimeError; its other paths IndexError
+    t = npusim.ones(*shape, device=device)
+    if checked_on_device(device):
+        with reported_later(device_checks.INDEX_SELECT):
+            npusim.index_select(t, dim, npusim.tensor([3], device=device))
+        return
+    message = f"id=3 axis_dim={shape[dim]}" if error is RuntimeError else "index out of range in self"
+    with pytest.raises(error, match=message):
+        npusim.index_select(t, dim, npusim.tensor([3], device=device))

@@ -210,8 +210,13 @@ def index_select(a, dim, idx):
     size = a.shape[dim] if a.ndim else 1
     if DC.deferred(idx):   # checked on the device, reported later (device_checks)
         idx = DC.clamp(idx, 0, size, DC.INDEX_SELECT, IndexError("index out of range in self"))
-    elif first_out_of_range(idx, size, allow_negative=False) is not None:
-        raise IndexError("index out of range in self")
+    else:
+        bad = first_out_of_range(idx, size, allow_negative=False)
+        if bad is not None and a.ndim > 1 and (dim == 1 or a.size == 0):
+            # torch's CPU kernel for dim 1 (and its check of an empty self) says so with a RuntimeError
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad)} axis_dim={size}")
+        if bad is not None:
+            raise IndexError("index out of range in self")
     if a.ndim == 0:
         return a.copy()
     return xp.take(a, idx, axis=dim)
