@@ -144,6 +144,16 @@ def test_cummax_and_cummin_of_an_empty_tensor_take_any_dim(device, name):
         getattr(npusim.ones(2, device=device), name)(1)
 
 
+
+def test_aminmax_over_an_empty_dim_is_an_index_error(device):
+    for shape, dim in (((0, 3), 0), ((0, 0), 0), ((2, 0), -1)):
+        with pytest.raises(IndexError, match="aminmax: Expected reduction dim . to have non-zero size"):
+            npusim.ones(*shape, device=device).aminmax(dim=dim)
+    lo, hi = npusim.ones(2, 0, device=device).aminmax(dim=0)
+    _like(lo, (0,), npusim.float32, [])
+    with pytest.raises(RuntimeError, match="no identity"):
+        npusim.ones(2, 0, device=device).aminmax()
+
 # --- index_copy_ and index_select ---------------------------------------------------------------------------
 
 def test_index_copy_into_a_0d_tensor(device):

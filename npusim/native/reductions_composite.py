@@ -135,7 +135,9 @@ def mode(self, dim=-1, keepdim=False):
 
 
 def aminmax(self, *, dim=None, keepdim=False):
-    if self.numel() == 0 and (dim is None or self.dim() == 0 or self.shape[_wrap_dim(dim, self.dim())] == 0):
+    if dim is not None and self.dim() and self.shape[_wrap_dim(dim, self.dim())] == 0:
+        raise IndexError(f"aminmax: Expected reduction dim {_wrap_dim(dim, self.dim())} to have non-zero size.")
+    if self.numel() == 0 and (dim is None or self.dim() == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                            "identity.")
     if dim is None:
