@@ -62,18 +62,49 @@ def _device_of(values):
 
 def _broadcast(args, kwargs, bool_result=False) -> int:
     """Elementwise ops: the broadcast of every tensor input (not ``out``)."""
-    shapes, upper, item = [], 1, 8
-    for t in _tensors(args):
-        a = array_of(t)
-        shapes.append(a.shape)
-        upper *= max(a.size, 1)
-        item = min(item, _floor_itemsize(a))
+    arrays = []
+    for v in args:
+        if isinstance(v, Tensor):
+            arrays.append(array_of(v))
+        elif isinstance(v, (list, tuple)):
+            arrays.extend(array_of(w) for w in v if isinstance(w, Tensor))
+    if not arrays:
+        return 0
+    upper = 1
+    for a in arrays:
+        upper *= a.size or 1
     if upper * _WIDEST <= _EARLY:
         return 0
+    item = 8 if bool_result else min(8, *(_floor_itemsize(a) for a in arrays))
     out = kwargs.get("out")
-    if isinstance(out, Tensor):
+    if isinstance(out, Tensor) and not bool_result:
         item = min(item, _floor_itemsize(array_of(out)))
-    return math.prod(np.broadcast_shapes(*shapes)) * (1 if bool_result else item)
+    return _broadcast_elements([a.shape for a in arrays]) * (1 if bool_result else item)
+
+
+def _broadcast_elements(shapes) -> int:
+    """The element count of the broadcast of ``shapes`` (ValueError when they do not broadcast); plain Python,
+    as NumPy's broadcast_shapes costs microseconds per call and every large elementwise npu op asks."""
+    result = shapes[0]
+    for s in shapes[1:]:
+        if s != result:
+            result = _broadcast_pair(result, s)
+    return math.prod(result)
+
+
+def _broadcast_pair(a, b):
+    if len(a) < len(b):
+        a, b = b, a
+    k = len(a) - len(b)
+    dims = list(a[:k])
+    for x, y in zip(a[k:], b):
+        if x == y or y == 1:
+            dims.append(x)
+        elif x == 1:
+            dims.append(y)
+        else:
+            raise ValueError("shapes do not broadcast")
+    return dims
 
 
 def _matmul(args, kwargs) -> int:
@@ -86,8 +117,7 @@ def _matmul(args, kwargs) -> int:
         return 0
     n = sa[-2] if len(sa) >= 2 else 1
     p = sb[-1] if len(sb) >= 2 else 1
-    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
-    return math.prod(batch) * n * p * min(_floor_itemsize(array_of(a)), _floor_itemsize(array_of(b)))
+    return _broadcast_elements([sa[:-2], sb[:-2]]) * n * p * min(_floor_itemsize(array_of(a)), _floor_itemsize(array_of(b)))
 
 
 def _outer(args, kwargs) -> int:
