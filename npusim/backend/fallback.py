@@ -109,23 +109,49 @@ def _to_cpu(x, seen):
     return x
 
 
+class _OpFacts:
+    """What the fallback needs to know of an op, worked out on its first call (the schema does not change)."""
+
+    __slots__ = ("name", "usage_key", "reason", "mutable")
+
+    def __init__(self, op):
+        self.name = _packet_name(op)
+        self.usage_key = "npusim.npu.cpu_fallback." + self.name
+        self.reason = _refuse_reason(op)
+        # each written argument: (its name, its position or None when keyword-only)
+        self.mutable = tuple((a.name, None if a.kwarg_only else _position(op, a.name))
+                             for a in op._schema.mutable_args)
+
+
+_facts: dict = {}
+
+
+def _facts_of(op) -> _OpFacts:
+    try:
+        return _facts[op]
+    except KeyError:
+        f = _facts[op] = _OpFacts(op)
+        return f
+
+
 def cpu_fallback(op, *args, **kwargs):
-    name = _packet_name(op)
-    m = mode()
+    facts = _facts_of(op)
+    name = facts.name
+    m = _mode_override or runtime.config.fallback
     if m == "error":
         raise NotImplementedError(
             f"Operator '{name}' is not currently supported on the npu backend, and the CPU fallback is disabled "
             f"(fallback mode 'error', set by NPUSIM_FALLBACK or npusim.npu.set_fallback_mode).")
-    reason = _refuse_reason(op)
-    if reason:
+    if facts.reason:
         raise NotImplementedError(f"Operator '{op.name_}' has no npu kernel and cannot fall back to the CPU: it "
-                                  f"{reason}. Register an npu kernel for it.")
+                                  f"{facts.reason}. Register an npu kernel for it.")
     _check_one_device(args, kwargs)
-    log_api_usage_once("npusim.npu.cpu_fallback." + name)
+    log_api_usage_once(facts.usage_key)
     with _lock:
         _counts[name] = _counts.get(name, 0) + 1
         first = name not in _warned
-        _warned.add(name)
+        if first:
+            _warned.add(name)
     if first and m == "warn":
         # the depth between the user's call and this fallback varies (Autograd/Autocast keys, profiling
         # callbacks, Tensor methods, composite ops): the user's line is found, not assumed
@@ -134,17 +160,16 @@ def cpu_fallback(op, *args, **kwargs):
                       stacklevel=user_stacklevel())
     moved = []
     cpu_args = [_to_cpu(a, moved) for a in args]
-    cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()}
-    device = next((device_of(orig) for _, orig in moved), None)
+    cpu_kwargs = {k: _to_cpu(v, moved) for k, v in kwargs.items()} if kwargs else kwargs
+    device = device_of(moved[0][1]) if moved else None
     result = op.redispatch(_CPU_KEYS, *cpu_args, **cpu_kwargs)
     # Mutated arguments: write the CPU result back into the original npu tensors.
     originals = {id(cpu): orig for cpu, orig in moved}
-    for arg in op._schema.mutable_args:
-        if arg.kwarg_only:
-            cpu_t = cpu_kwargs.get(arg.name)
+    for arg_name, pos in facts.mutable:
+        if pos is None:
+            cpu_t = cpu_kwargs.get(arg_name)
         else:
-            pos = _position(op, arg.name)
-            cpu_t = cpu_args[pos] if pos < len(cpu_args) else cpu_kwargs.get(arg.name)
+            cpu_t = cpu_args[pos] if pos < len(cpu_args) else cpu_kwargs.get(arg_name)
         orig = originals.get(id(cpu_t))
         if orig is not None:
             _write_back(orig, cpu_t)
@@ -162,14 +187,23 @@ def _tensors(values):
 def _check_one_device(args, kwargs) -> None:
     """The op would have run on one device: refuse npu/cpu (or npu:0/npu:1) mixes as a kernel would."""
     first = None
-    for t in _tensors(list(args) + list(kwargs.values())):
-        if device_of(t) is CPU and array_of(t).ndim == 0:
-            continue  # cpu scalars may join an npu op, as in torch
-        if first is None:
-            first = device_of(t)
-        elif device_of(t) is not first:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"{first} and {device_of(t)}!")
+    for group in (args, kwargs.values()):
+        for v in group:
+            if isinstance(v, Tensor):
+                ts = (v,)
+            elif isinstance(v, (list, tuple)):
+                ts = _tensors(v)
+            else:
+                continue
+            for t in ts:
+                d = device_of(t)
+                if d is CPU and array_of(t).ndim == 0:
+                    continue  # cpu scalars may join an npu op, as in torch
+                if first is None:
+                    first = d
+                elif d is not first:
+                    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                                       f"devices, {first} and {d}!")
 
 
 def _position(op, name) -> int:
@@ -194,5 +228,5 @@ def _restore(result, originals, device):
             return result
         return from_array(from_host(array_of(result), device), device)
     if isinstance(result, (list, tuple)):
-        return type(result)(_restore(r, originals, device) for r in result)
+        return type(result)([_restore(r, originals, device) for r in result])
     return result
