@@ -248,3 +248,120 @@ def test_fallback_mode_error_refuses():
             torch.renorm(x, 2, 0, 1.0)
     finally:
         torch.npu.set_fallback_mode(None)
+
+
+# --- autocast -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_autocast_casts_like_cuda_and_backward_works(dtype):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    x = torch.randn(3, 4)
+    ref = copy.deepcopy(model)
+    model.to("npu")
+    with torch.autocast("npu", dtype=dtype):
+        y = model(x.to("npu"))
+        assert y.dtype == dtype and torch.softmax(y, 1).dtype == torch.float32     # softmax is a float32 op
+        assert torch.cat([y, y.float()]).dtype == torch.float32                       # cat promotes
+    y.float().sum().backward()
+    assert model[0].weight.grad.dtype == torch.float32
+    with torch.autocast("cpu", dtype=dtype):
+        y_ref = ref(x)
+    y_ref.float().sum().backward()
+    tol = dict(rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(y.float().cpu(), y_ref.float(), **tol)
+    torch.testing.assert_close(model[0].weight.grad.cpu(), ref[0].weight.grad, **tol)
+
+
+def test_ops_outside_the_lists_pass_through_autocast():
+    x = torch.randn(3, device="npu")
+    with torch.autocast("npu", dtype=torch.float16):
+        assert (x + 1).dtype == torch.float32 and x.relu().dtype == torch.float32
+
+
+# --- torch.npu: random numbers, memory, limits ------------------------------------------------------------------
+
+def test_manual_seed_reproduces_npu_random_numbers():
+    torch.manual_seed(0)
+    a = torch.randn(5, device="npu")
+    torch.manual_seed(0)
+    b = torch.randn(5, device="npu")
+    assert torch.equal(a.cpu(), b.cpu())
+    torch.npu.manual_seed(3)
+    state = torch.npu.get_rng_state()
+    c = torch.rand(4, device="npu")
+    torch.npu.set_rng_state(state)
+    assert torch.equal(torch.rand(4, device="npu").cpu(), c.cpu())
+    d = torch.nn.functional.dropout(torch.ones(100, device="npu"), 0.5)
+    assert set(d.cpu().unique().tolist()) <= {0.0, 2.0}
+
+
+def test_memory_statistics_follow_npu_tensors():
+    before = torch.npu.memory_allocated()
+    x = torch.empty(1000, device="npu")
+    assert torch.npu.memory_allocated() - before == 4096       # 4000 bytes, rounded to 512 as CUDA's allocator
+    view = x[10:20]
+    del x
+    assert torch.npu.memory_allocated() - before == 4096       # the view keeps the storage
+    del view
+    assert torch.npu.memory_allocated() == before
+    stats = torch.npu.memory_stats()
+    assert stats["allocated_bytes.all.current"] == before and "Allocated memory" in torch.npu.memory_summary()
+    free, total = torch.npu.mem_get_info()
+    assert 0 < free <= total
+    assert torch.npu.max_memory_allocated() >= before + 4096
+
+
+def test_out_of_memory_is_torchs_error():
+    free, total = torch.npu.mem_get_info()
+    with pytest.raises(torch.OutOfMemoryError, match="out of memory"):
+        torch.empty(total // 4 + 1, dtype=torch.float32, device="npu")
+    x = torch.ones(1 << 16, device="npu")
+    with pytest.raises(torch.OutOfMemoryError):
+        torch.outer(x.repeat(1 << 6), x)  # 2**22 x 2**16 floats: far over any emulated capacity
+    assert torch.npu.OutOfMemoryError is torch.OutOfMemoryError
+
+
+def test_save_load_pickle_and_deepcopy():
+    y = torch.arange(6.0, device="npu")
+    buf = io.BytesIO()
+    torch.save({"y": y, "view": y[2:4], "model": nn.Linear(2, 2).to("npu").state_dict()}, buf)
+    buf.seek(0)
+    loaded = torch.load(buf)
+    assert loaded["y"].device.type == "npu" and loaded["y"].cpu().tolist() == y.cpu().tolist()
+    assert loaded["view"].untyped_storage().data_ptr() == loaded["y"].untyped_storage().data_ptr()
+    buf.seek(0)
+    assert torch.load(buf, map_location="cpu")["y"].device.type == "cpu"
+    buf = io.BytesIO()
+    torch.save(torch.arange(3.0), buf)
+    buf.seek(0)
+    assert torch.load(buf, map_location="npu").device.type == "npu"
+    assert pickle.loads(pickle.dumps(y)).cpu().tolist() == y.cpu().tolist()
+    z = copy.deepcopy(y)
+    assert z.cpu().tolist() == y.cpu().tolist() and z.data_ptr() != y.data_ptr()
+    m = copy.deepcopy(nn.Linear(2, 2).to("npu"))
+    assert m.weight.device.type == "npu"
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: torch.empty(2, device="npu:1"), "one device, npu:0"),
+    (lambda: torch.ones(2).to("npu:1"), "one device, npu:0"),
+    (lambda: torch.npu.set_device(1), "one device, npu:0"),
+    (lambda: torch.Generator(device="npu"), r"torch.Generator\(device='npu'\)"),
+    (lambda: torch.randn(2, device="npu", generator=torch.Generator()), "generator"),
+    (lambda: torch.npu.Stream(), "Stream"),
+    (lambda: torch.npu.Event(), "Event"),
+    (lambda: torch.ones(2).pin_memory(), "pinned memory"),
+    (lambda: torch.ones(2, device="npu").untyped_storage().resize_(64), "resizing an npu storage"),
+])
+def test_what_python_hooks_cannot_do_is_refused_by_name(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+def test_storages_on_the_npu_come_from_npusim():
+    st = torch.UntypedStorage(16, device="npu")
+    assert st.device.type == "npu" and st.nbytes() == 16
+    c = torch.ones(3, device="npu").untyped_storage().clone()
+    assert c.device.type == "npu" and c.nbytes() == 12
+    assert isinstance(torch.default_generator, torch.Generator)     # the refusing class still checks as torch's

@@ -8,6 +8,8 @@ and version counters are torch's own; npusim's kernels see every npu tensor as a
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import torch
 
@@ -52,12 +54,35 @@ def _flat_bytes(root):
     return None
 
 
+class _Owner:
+    """What a storage over npusim memory keeps: the npusim tensor (its accounting) and the memory's bytes."""
+
+    __slots__ = ("nt", "flat", "__weakref__")
+
+    def __init__(self, nt, flat):
+        self.nt = nt
+        self.flat = flat
+
+
+# address -> _Owner, for the storage objects torch's C++ wraps anew around the same memory (legacy pickling)
+_owners: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _owner(st):
+    owner = _owners.get(st.data_ptr())
+    if owner is None or st.nbytes() > owner.flat.nbytes:
+        return None
+    return owner
+
+
 def storage_of(nt):
     """A torch PrivateUse1 storage over the memory of npusim npu tensor ``nt``, and that memory's bytes."""
     flat = _flat_bytes(_root(array_of(nt)))
-    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
+    address = _address(flat)
+    st = _storage_at(address, DEVICE, flat.nbytes)
     st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
     st._npusim_root = flat
+    st._npusim_owner = _owners[address] = _Owner(nt, flat)
     return st, flat
 
 
@@ -95,9 +120,13 @@ def array_view(t):
     try:
         root = st._npusim_root
     except AttributeError:
-        if t.numel() == 0:
+        owner = _owner(st)
+        if owner is not None:
+            root = owner.flat
+        elif t.numel() == 0:
             return _hooks.array_namespace(NPUSIM_DEVICE).empty(tuple(t.shape), NUMPY[t.dtype])
-        raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
+        else:
+            raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
     item = t.element_size()
     if root.__class__ is _ndarray:
         return _ndarray(t.shape, NUMPY[t.dtype], buffer=root, offset=t.storage_offset() * item,
@@ -113,12 +142,17 @@ def _cupy_view(root, t, item):
 
 def npusim_view(t):
     """An npusim npu tensor viewing torch npu tensor ``t``'s memory (no copy, no new accounting)."""
+    st = t.untyped_storage()
     try:
-        base = t.untyped_storage()._npusim
+        base = st._npusim
     except AttributeError:
-        if t.numel() == 0 and t.dtype in NPUSIM:
+        owner = _owner(st)
+        if owner is not None:
+            base = owner.nt
+        elif t.numel() == 0 and t.dtype in NPUSIM:
             return npusim.empty(tuple(t.shape), dtype=NPUSIM[t.dtype], device=NPUSIM_DEVICE)
-        raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
+        else:
+            raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
     if t.dtype not in NPUSIM:
         raise NotAdoptable(f"npusim has no {t.dtype}")
     return view_of_array(array_view(t), base)
@@ -146,8 +180,19 @@ def npu_from_host(cpu_tensor):
     return adopt(from_array(xp.array(host, copy=True), NPUSIM_DEVICE), dtype)
 
 
+_OOM = npusim.npu.OutOfMemoryError
+
+
 def new_npu(shape, dtype, strides=None):
-    """A new, uninitialised torch npu tensor from npusim's allocator (capacity checked, accounted)."""
+    """A new, uninitialised torch npu tensor from npusim's allocator (capacity checked, accounted); a request
+    beyond npusim's capacity raises torch.OutOfMemoryError."""
+    try:
+        return _new_npu(shape, dtype, strides)
+    except _OOM as e:
+        raise torch.OutOfMemoryError(str(e)) from None
+
+
+def _new_npu(shape, dtype, strides=None):
     ndt = NPUSIM.get(dtype)
     if strides is None:
         if ndt is not None:

@@ -59,7 +59,7 @@ def _to_npusim(v, pairs):
         return MEMORY_FORMAT[v]
     if cls is torch.layout:
         return LAYOUT[v]
-    if cls is torch.Generator:
+    if cls is torch._C.Generator:
         refuse("a torch.Generator for an npu op", "npu random numbers come from npusim's generator, seeded by "
                "torch.manual_seed / torch.npu.manual_seed; torch 2.13 has no Python generator hook")
     return v

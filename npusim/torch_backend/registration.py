@@ -18,7 +18,7 @@ def install() -> None:
     if name != "npu":
         torch.utils.rename_privateuse1_backend("npu")    # before the modules below name torch.device("npu")
 
-    from . import array_kernels, copy, device_module, factories, fallback, kernels, rnn_cells, views
+    from . import array_kernels, autocast, copy, device_module, factories, fallback, kernels, refusals, rnn_cells, views
     from .hooks import NpuDeviceGuard, NpuHooks
 
     # torch.utils.backend_registration._setup_privateuseone_for_python_backend's steps, after the rename
@@ -36,4 +36,6 @@ def install() -> None:
     rnn_cells.register(aten)
     array_kernels.register(aten)   # after kernels: replaces npusim's CPU runs of these
     fallback.register(everything)
+    autocast.register(aten, everything)
+    refusals.install()
     _installed = True
