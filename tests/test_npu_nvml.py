@@ -44,8 +44,14 @@ def make_fake_pynvml(working=True):
     m.nvmlDeviceGetHandleByIndex = handle
     m.nvmlDeviceGetUUID = lambda h: UUIDS[h[1]].encode()      # bytes, as older nvidia-ml-py returns
     m.nvmlDeviceGetName = lambda h: f"GPU {h[1]}"
-    m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(free=h[1] << 30, total=80 << 30, used=0)
-    m.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=10 * h[1], memory=0)
+    m.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(free=h[1] << 30, total=80 << 30,
+                                                                 used=(80 - h[1]) << 30)
+    m.nvmlDeviceGetUtilizationRates = lambda h: types.SimpleNamespace(gpu=10 * h[1], memory=h[1])
+    m.NVML_TEMPERATURE_GPU, m.NVML_CLOCK_SM = 0, 1
+    m.nvmlDeviceGetTemperature = lambda h, sensor: 40 + h[1] if sensor == 0 else -1
+    m.nvmlDeviceGetPowerUsage = lambda h: 100_000 + h[1]
+    m.nvmlDeviceGetClockInfo = lambda h, clock: 1980 if clock == 1 else -1
+    m.nvmlDeviceGetComputeRunningProcesses = lambda h: [types.SimpleNamespace(pid=4242, usedGpuMemory=3 << 20)]
     return m
 
 
@@ -160,6 +166,15 @@ def test_cuda_mode_name_and_memory_come_from_nvml(fake_cuda_mode, fake_nvml, vis
     assert npusim.npu.get_device_name(1) == "GPU 3"
     assert npusim.npu.mem_get_info(0) == (2 << 30, 80 << 30)
     assert npusim.npu.utilization("npu:1") == 30
+
+
+def test_cuda_mode_sensors_and_processes_come_from_nvml(fake_cuda_mode, fake_nvml, visible):
+    fake_nvml()
+    visible("2,3")
+    n = npusim.npu
+    assert (n.temperature(1), n.power_draw(1), n.clock_rate(0), n.memory_usage(1)) == (43, 100_003, 1980, 3)
+    assert n.device_memory_used(0) == 78 << 30
+    assert n.list_gpu_processes(1) == "GPU:1\nprocess       4242 uses        3.000 MB GPU memory"
 
 
 def test_cuda_mode_falls_back_to_the_cuda_runtime_without_nvml(fake_cuda_mode, fake_nvml, visible):

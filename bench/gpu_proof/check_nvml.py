@@ -14,7 +14,7 @@ from .results import FAIL, PASS, Result, expect
 
 # NVML counts memory the driver reserves that CUDA does not hand out: the totals differ by a little.
 TOTAL_MEMORY_TOLERANCE = 0.05
-# Features torch.cuda has that npusim.npu may add later: reported when present.
+# NVML's sensors through npusim.npu (torch.cuda's names): reported, not judged (their values vary by GPU).
 OPTIONAL_FIGURES = ("temperature", "power_draw", "clock_rate", "memory_usage")
 SAMPLE_EVERY_S = 0.05
 MATMULS_PER_SYNC = 20       # keeps the queue short, so the work stops soon after the time is up

@@ -34,7 +34,11 @@ __all__ = [
     "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
     "default_generators", "get_amp_supported_dtype", "is_autocast_enabled", "set_autocast_enabled",
     "get_autocast_dtype", "set_autocast_dtype", "Stream", "Event", "StreamContext", "stream", "set_stream",
-    "current_stream", "default_stream",
+    "current_stream", "default_stream", "memory_cached", "max_memory_cached", "reset_max_memory_cached",
+    "memory_stats_as_nested_dict", "get_per_process_memory_fraction", "caching_allocator_alloc",
+    "caching_allocator_delete", "device_memory_used", "list_gpu_processes", "memory_usage", "temperature",
+    "power_draw", "clock_rate", "can_device_access_peer", "get_arch_list", "get_gencode_flags", "is_tf32_supported",
+    "ipc_collect", "is_current_stream_capturing",
 ]
 
 
@@ -417,8 +421,166 @@ def set_fallback_mode(mode) -> None:
     _fallback.set_mode(mode)
 
 
+def memory_stats_as_nested_dict(device=None) -> dict:
+    """``memory_stats`` with its dotted keys as nested dicts (``{"allocated_bytes": {"all": {...}}}``)."""
+    nested: dict = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        d = nested
+        for part in path:
+            d = d.setdefault(part, {})
+        d[last] = value
+    return nested
+
+
+def get_per_process_memory_fraction(device=None) -> float:
+    """The fraction of the device's memory this process may use (``set_per_process_memory_fraction``)."""
+    idx = _index(device)
+    runtime.lazy_init()
+    a = _memory.allocator(idx)
+    return a.limit / a.capacity if a.capacity else 1.0
+
+
+def _renamed(old: str, new):
+    def alias(device=None):
+        import warnings
+        warnings.warn(f"{privateuse1_backend_name()}.{old} has been renamed to "
+                      f"{privateuse1_backend_name()}.{new.__name__}", FutureWarning, stacklevel=2)
+        return new(device)
+    alias.__name__ = old
+    alias.__doc__ = f"Deprecated: ``{new.__name__}``."
+    return alias
+
+
+memory_cached = _renamed("memory_cached", memory_reserved)
+max_memory_cached = _renamed("max_memory_cached", max_memory_reserved)
+reset_max_memory_cached = _renamed("reset_max_memory_cached", reset_peak_memory_stats)
+
+# caching_allocator_alloc's blocks, by address, until caching_allocator_delete
+_raw_blocks: dict = {}
+_raw_lock = threading.Lock()
+
+
+def caching_allocator_alloc(size, device=None, stream=None) -> int:
+    """``size`` bytes from the device's caching allocator; returns the address (free it with
+    ``caching_allocator_delete``). The block counts in the memory statistics like a tensor's."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise TypeError(f"caching_allocator_alloc(): size must be a non-negative int, got {size!r}")
+    idx = _index(device)
+    block = _npusim.empty(size, dtype=_npusim.uint8, device=_npusim.device(privateuse1_backend_name(), idx))
+    ptr = block.data_ptr()
+    with _raw_lock:
+        _raw_blocks[ptr] = block
+    return ptr
+
+
+def caching_allocator_delete(mem_ptr: int) -> None:
+    """Give back a block of ``caching_allocator_alloc``."""
+    with _raw_lock:
+        block = _raw_blocks.pop(mem_ptr, None)
+    if block is None:
+        raise RuntimeError(f"caching_allocator_delete: {mem_ptr:#x} was not allocated by caching_allocator_alloc")
+
+
 def format_bytes(n: int) -> str:
     return format_size(n)
+
+
+# --- what NVML reports of a GPU ---------------------------------------------------------------------------
+# The emulated device computes in this process's memory on host cores: its memory in use is this process's
+# reservation, and it has no sensors, so asking for a temperature, power or clock there is an error.
+
+def _sensor(what: str, query, device):
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode != "cuda":
+        raise RuntimeError(f"{privateuse1_backend_name()}.{what}: the emulated {privateuse1_backend_name()} has "
+                           f"no such sensor; NVML reports it for a GPU in cuda mode")
+    return query(idx)
+
+
+def device_memory_used(device=None) -> int:
+    """Bytes of device memory in use by every process (NVML's figure; emulation: this process's reserve)."""
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        return _nvml.memory_used(idx)
+    return _memory.allocator(idx).reserved
+
+
+def list_gpu_processes(device=None) -> str:
+    """The processes using the device and their memory, as ``torch.cuda.list_gpu_processes`` prints them."""
+    idx = _index(device)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        procs = _nvml.processes(idx)
+    else:
+        procs = [(os.getpid(), _memory.allocator(idx).reserved)]
+    lines = [f"GPU:{idx}"]
+    if not procs:
+        lines.append("no processes are running")
+    for pid, used in procs:
+        lines.append(f"process {pid:>10d} uses {used / (1024 * 1024):12.3f} MB GPU memory")
+    return "\n".join(lines)
+
+
+def memory_usage(device=None) -> int:
+    """Percent of the last sample period device memory was read or written (NVML)."""
+    return _sensor("memory_usage", _nvml.memory_utilization, device)
+
+
+def temperature(device=None) -> int:
+    """The GPU's temperature in degrees Celsius (NVML)."""
+    return _sensor("temperature", _nvml.temperature, device)
+
+
+def power_draw(device=None) -> int:
+    """The GPU's power draw in milliwatts (NVML)."""
+    return _sensor("power_draw", _nvml.power_draw, device)
+
+
+def clock_rate(device=None) -> int:
+    """The GPU's SM clock in MHz (NVML)."""
+    return _sensor("clock_rate", _nvml.clock_rate, device)
+
+
+# --- capabilities ------------------------------------------------------------------------------------------
+
+def can_device_access_peer(device, peer_device) -> bool:
+    """Whether ``device`` can read ``peer_device``'s memory directly (emulation: every npu shares host memory)."""
+    idx, peer = _index(device, optional=False), _index(peer_device, optional=False)
+    runtime.lazy_init()
+    if runtime.mode == "cuda":
+        import cupy
+        return idx == peer or bool(cupy.cuda.runtime.deviceCanAccessPeer(idx, peer))
+    return True
+
+
+def get_arch_list() -> list:
+    """The GPU architectures npusim's CUDA kernels are compiled for (empty when no GPU runs them)."""
+    if not is_available() or runtime_mode() != "cuda":
+        return []
+    major, minor = get_device_capability()
+    return [f"sm_{major}{minor}"]      # NVRTC compiles each kernel for the device it runs on
+
+
+def get_gencode_flags() -> str:
+    """``get_arch_list`` as nvcc's ``-gencode`` flags."""
+    return " ".join(f"-gencode compute=compute_{a[3:]},code={a}" for a in get_arch_list())
+
+
+def is_tf32_supported() -> bool:
+    """TF32 matmuls need an Ampere or newer GPU; the emulation computes float32 in float32."""
+    return is_available() and runtime_mode() == "cuda" and get_device_capability()[0] >= 8
+
+
+def ipc_collect() -> None:
+    """Free memory held for tensors shared with other processes: npusim shares none, so there is none."""
+
+
+def is_current_stream_capturing() -> bool:
+    """Whether the current stream is capturing a graph: npusim has no graph capture."""
+    return False
 
 
 # --- random number generators ------------------------------------------------------------------------

@@ -134,3 +134,34 @@ def memory_info(index: int) -> tuple[int, int]:
 def utilization(index: int) -> int:
     """Percent of the last sample period in which a kernel ran on the device."""
     return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetUtilizationRates(h).gpu))
+
+
+def memory_utilization(index: int) -> int:
+    """Percent of the last sample period in which device memory was read or written."""
+    return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetUtilizationRates(h).memory))
+
+
+def memory_used(index: int) -> int:
+    """Bytes of device memory in use, every process's allocations counted."""
+    return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetMemoryInfo(h).used))
+
+
+def temperature(index: int) -> int:
+    """The GPU's temperature in degrees Celsius."""
+    return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)))
+
+
+def power_draw(index: int) -> int:
+    """The GPU's power draw in milliwatts."""
+    return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetPowerUsage(h)))
+
+
+def clock_rate(index: int) -> int:
+    """The SM clock in MHz."""
+    return _query(index, lambda nvml, h: int(nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)))
+
+
+def processes(index: int) -> list:
+    """(pid, bytes) of each process computing on the device."""
+    return _query(index, lambda nvml, h: [(int(p.pid), int(p.usedGpuMemory or 0))
+                                          for p in nvml.nvmlDeviceGetComputeRunningProcesses(h)])
