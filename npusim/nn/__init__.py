@@ -3,4 +3,5 @@ from . import functional, init, utils  # noqa: F401
 from . import parallel  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
+from .parallel import DataParallel  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
