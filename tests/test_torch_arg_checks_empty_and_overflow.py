@@ -218,3 +218,25 @@ def test_index_select_out_of_range_error_class(device, shape, dim, error):
     message = f"id=3 axis_dim={shape[dim]}" if error is RuntimeError else "index out of range in self"
     with pytest.raises(error, match=message):
         npusim.index_select(t, dim, npusim.tensor([3], device=device))
+
+
+@pytest.mark.parametrize("dtype,message", [("int64", "int64_t"), ("int32", "int64_t"), ("uint8", "int64_t"),
+                                           ("bool", "int64_t"), ("float16", "c10::Half")])
+def test_pow_of_two_to_the_63_is_an_overflow_error(device, dtype, message):
+    # torch reads an integral base's exponent as an int64 first, and converts it to a 16-bit float base's dtype
+    t = npusim.ones(2, dtype=getattr(npusim, dtype), device=device)
+    with pytest.raises(RuntimeError, match=f"type {message} without overflow"):
+        npusim.pow(t, 2 ** 63)
+    with pytest.raises(RuntimeError, match=f"type {message} without overflow"):
+        t.pow_(2 ** 63)
+    assert host(t).tolist() == host(npusim.ones(2, dtype=t.dtype)).tolist() and t._version == 0
+    _like(npusim.pow(npusim.ones(2, device=device), 2 ** 63), (2,), npusim.float32, [1.0, 1.0])
+
+
+def test_pow_exponent_past_the_base_dtype(device):
+    with pytest.raises(RuntimeError, match="type int without overflow"):
+        npusim.pow(npusim.ones(2, dtype=npusim.int32, device=device), 2 ** 40)
+    with pytest.raises(RuntimeError, match="type uint8_t without overflow"):
+        npusim.pow(npusim.ones(2, dtype=npusim.uint8, device=device), 300)
+    _like(npusim.pow(npusim.ones(2, dtype=npusim.int64, device=device), 2 ** 62), (2,), npusim.int64, [1, 1])
+

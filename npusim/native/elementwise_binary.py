@@ -478,10 +478,19 @@ for _name, _fn in (("logical_and", np.logical_and), ("logical_or", np.logical_or
 
 # --- pow --------------------------------------------------------------------------------------------
 
+def _check_int64_exponent(self, exponent):
+    """torch reads an integral base's number exponent as an int64 first: past it, its overflow error."""
+    if exponent.__class__ is int and exponent >= 2 ** 63 and not self.is_floating_point():
+        C.checked_scalar(exponent, np.dtype(np.int64))
+
+
 def _pow_compute(self, exponent):
     """pow.Tensor_Tensor, pow.Tensor_Scalar (a number exponent) and pow.Scalar (a number base)."""
+    _check_int64_exponent(self, exponent)
     a, b, cd, dev = operands(self, exponent)
     if not isinstance(exponent, Tensor):
+        if cd.np in HALF_TYPES or not (cd.is_floating_point or cd is D.bool):
+            C.checked_scalar(exponent, cd.np)   # torch's kernel converts the exponent to these dtypes, checked
         # Tensor_Scalar: bool ** bool stays bool; integral bases refuse negative integral exponents
         if cd is D.bool:
             return (a | (not exponent)) if hasattr(a, "shape") else a, cd, dev
@@ -507,6 +516,7 @@ pow_, pow_out, _pow_inplace = _family(_pow_compute)
 
 
 def pow_inplace(self, exponent):
+    _check_int64_exponent(self, exponent)
     if not isinstance(exponent, Tensor) and not self.is_floating_point() and \
             not isinstance(exponent, (float, np.floating)) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
