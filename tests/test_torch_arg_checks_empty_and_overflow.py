@@ -240,3 +240,13 @@ def test_pow_exponent_past_the_base_dtype(device):
         npusim.pow(npusim.ones(2, dtype=npusim.uint8, device=device), 300)
     _like(npusim.pow(npusim.ones(2, dtype=npusim.int64, device=device), 2 ** 62), (2,), npusim.int64, [1, 1])
 
+
+@pytest.mark.parametrize("op", ["add", "mul", "floor_divide", "remainder", "eq", "bitwise_and", "true_divide"])
+def test_a_bool_tensor_with_an_int_past_int64_is_a_promotion_error(device, op):
+    # torch's tensor of 2**63 is uint64, which promotes with no other dtype
+    t = npusim.ones(2, dtype=npusim.bool, device=device)
+    with pytest.raises(RuntimeError, match="attempted to promote Bool and UInt64"):
+        getattr(npusim, op)(t, 2 ** 63)
+    _like(npusim.floor_divide(npusim.ones(2, dtype=npusim.int64, device=device), 2 ** 63), (2,), npusim.int64,
+          [-1, -1])
+

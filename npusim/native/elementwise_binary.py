@@ -40,6 +40,9 @@ def _scalar_result(np_dt, v):
     if isinstance(v, (bool, np.bool_)):
         return FROM_NP[np_dt]
     if isinstance(v, (int, np.integer)):
+        if k == "b" and v >= 2 ** 63:   # torch's number is uint64 there, which promotes with nothing
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                               "Bool and UInt64")
         return D.int64 if k == "b" else FROM_NP[np_dt]
     if isinstance(v, (float, np.floating)):
         return D.get_default_dtype()
