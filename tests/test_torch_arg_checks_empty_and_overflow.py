@@ -250,3 +250,7 @@ def test_a_bool_tensor_with_an_int_past_int64_is_a_promotion_error(device, op):
     _like(npusim.floor_divide(npusim.ones(2, dtype=npusim.int64, device=device), 2 ** 63), (2,), npusim.int64,
           [-1, -1])
 
+
+def test_xlogy_rounds_a_number_to_a_16_bit_tensor_first(device):
+    inf = float("inf")
+    _like(npusim.xlogy(npusim.ones(2, dtype=npusim.float16, device=device), 2 ** 63), (2,), npusim.float16, [inf] * 2)

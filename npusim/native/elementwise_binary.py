@@ -429,6 +429,8 @@ def _float_compute(fn):
     def compute(self, other):
         a, b, cd, dev = _float_operands(self, other)
         if cd.np in HALF_TYPES:
+            with np.errstate(over="ignore"):   # a number is first a 16-bit scalar tensor (inf past its range)
+                a, b = (x if hasattr(x, "shape") else cd.np.type(x) for x in (a, b))
             return _array(_call(fn, _to_f32(a), _to_f32(b))).astype(cd.np), cd, dev
         return _array(_call(fn, a, b)), cd, dev
 
