@@ -1,12 +1,21 @@
-"""npusim.torch_backend: npusim's npu as a PrivateUse1 backend of real torch 2.13 (oracle: torch's CPU)."""
+"""npusim.torch_backend: npusim's npu as a PrivateUse1 backend of real torch 2.13 (oracle: torch's CPU).
+
+Importing npusim.torch_backend registers into torch for the whole process (``torch.Tensor.is_npu``, PrivateUse1
+kernels, ``torch.npu``), which other oracle tests must not see: these cases run in a process of their own,
+started by tests/test_torch_backend.py, and skip anywhere else.
+"""
 from __future__ import annotations
 
 import copy
 import io
+import os
 import pickle
 import warnings
 
 import pytest
+
+if os.environ.get("NPUSIM_TORCH_BACKEND_PROCESS") != "1":
+    pytest.skip("runs in its own process (tests/test_torch_backend.py starts it)", allow_module_level=True)
 
 torch = pytest.importorskip("torch")
 tb = pytest.importorskip("npusim.torch_backend")

@@ -1,0 +1,25 @@
+"""Runs tests/test_torch_backend_cases.py in a process of its own: ``import npusim.torch_backend`` registers
+npusim's npu into torch process-wide, which the other oracle tests (torch on the CPU) must not see."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+CASES = Path(__file__).with_name("test_torch_backend_cases.py")
+
+
+@pytest.mark.oracle
+@pytest.mark.slow
+def test_torch_backend_cases_pass_in_their_own_process():
+    env = dict(os.environ, NPUSIM_TORCH_BACKEND_PROCESS="1")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           str(CASES)], env=env, capture_output=True, text=True, timeout=1200)
+    if "no tests ran" in proc.stdout or proc.returncode == 5:
+        pytest.skip("torch_backend cases skipped (torch is not 2.13)")
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
