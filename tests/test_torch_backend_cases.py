@@ -156,7 +156,9 @@ def _assert_trains_like_cpu(*args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         loss_cpu, p_cpu = _train(*args, device="cpu", **kwargs)
+        torch.npu.reset_fallback_stats()
         loss_npu, p_npu = _train(*args, device="npu", **kwargs)
+    assert torch.npu.fallback_stats() == {}      # forward, backward and the optimizer all ran on npu kernels
     torch.testing.assert_close(loss_npu, loss_cpu, rtol=1e-5, atol=1e-6)
     for p, q in zip(p_npu, p_cpu):
         torch.testing.assert_close(p, q, rtol=1e-5, atol=1e-6)
@@ -209,6 +211,29 @@ class _TinyLM(nn.Module):
 def test_transformer_lm_trains_like_cpu():
     _assert_trains_like_cpu(_TinyLM, lambda: (torch.randint(0, 11, (2, 7)), torch.randint(0, 11, (2, 7))),
                             lambda out, y: F.cross_entropy(out.reshape(-1, 11), y.reshape(-1)))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.BatchNorm2d(3).eval(), lambda: nn.BatchNorm1d(3, affine=False), lambda: nn.LayerNorm(4),
+    lambda: nn.LayerNorm([2, 4], elementwise_affine=False), lambda: nn.Sequential(nn.ReLU(), nn.Softmax(-1)),
+    lambda: nn.LogSoftmax(1),
+])
+def test_backward_kernels_match_cpu(make):
+    torch.manual_seed(0)
+    module = make()
+    x = torch.randn(2, 3, 2, 4)
+    if isinstance(module, nn.BatchNorm1d):
+        x = x.flatten(2)
+    ref = copy.deepcopy(module)
+    xc = x.clone().requires_grad_()
+    xn = x.to("npu").requires_grad_()
+    module.to("npu")
+    grad = torch.randn_like(ref(xc))
+    ref(xc).backward(grad)
+    module(xn).backward(grad.to("npu"))
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-6)
+    for p, q in zip(module.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
 
 
 # --- the CPU fallback ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ def install() -> None:
     if name != "npu":
         torch.utils.rename_privateuse1_backend("npu")    # before the modules below name torch.device("npu")
 
-    from . import array_kernels, autocast, copy, device_module, factories, fallback, kernels, refusals, rnn_cells, views
+    from . import array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback, kernels, refusals, rnn_cells, views
     from .hooks import NpuDeviceGuard, NpuHooks
 
     # torch.utils.backend_registration._setup_privateuseone_for_python_backend's steps, after the rename
@@ -35,6 +35,7 @@ def install() -> None:
     copy.register(aten)
     rnn_cells.register(aten)
     array_kernels.register(aten)   # after kernels: replaces npusim's CPU runs of these
+    backward_kernels.register(aten)
     fallback.register(everything)
     autocast.register(aten, everything)
     refusals.install()

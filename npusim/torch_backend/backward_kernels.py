@@ -1,0 +1,89 @@
+"""Backward ops torch's autograd calls that npusim has no aten op for (npusim's own autograd computes these in
+its formulas): written here on the npu's arrays (NumPy in emulation, CuPy on a GPU), so training stays on the
+device. Half-precision inputs are computed in float32 and rounded back, as torch's CPU kernels accumulate."""
+from __future__ import annotations
+
+from npusim.privateuse1 import from_array, get_device_hooks
+
+from .adoption import NPUSIM_DEVICE, adopt, array_view
+from .dtypes import NUMPY
+
+_xp = get_device_hooks("npu").array_namespace(NPUSIM_DEVICE)
+
+
+def _wide(a):
+    return a.astype("float32") if a.dtype.kind == "f" and a.dtype.itemsize < 4 or a.dtype.kind == "V" or \
+        a.dtype.name == "bfloat16" else a
+
+
+def _result(a, dtype):
+    return adopt(from_array(_xp.ascontiguousarray(a.astype(NUMPY[dtype], copy=False)), NPUSIM_DEVICE), dtype)
+
+
+def threshold_backward(grad_output, self, threshold):
+    g, x = array_view(grad_output), array_view(self)
+    return _result(_xp.where(x <= threshold, _xp.zeros((), g.dtype), g), grad_output.dtype)
+
+
+def _log_softmax_backward_data(grad_output, output, dim, input_dtype):
+    g, y = _wide(array_view(grad_output)), _wide(array_view(output))
+    return _result(g - _xp.exp(y) * g.sum(axis=dim, keepdims=True), input_dtype)
+
+
+def _softmax_backward_data(grad_output, output, dim, input_dtype):
+    g, y = _wide(array_view(grad_output)), _wide(array_view(output))
+    return _result(y * (g - (g * y).sum(axis=dim, keepdims=True)), input_dtype)
+
+
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    g, x = _wide(array_view(grad_out)), _wide(array_view(input))
+    k = len(normalized_shape)
+    norm_axes = tuple(range(x.ndim - k, x.ndim))
+    batch_axes = tuple(range(x.ndim - k))
+    mu, r = _wide(array_view(mean)), _wide(array_view(rstd))
+    x_hat = (x - mu) * r
+    gw = g * _wide(array_view(weight)) if weight is not None else g
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = _result(r * (gw - gw.mean(axis=norm_axes, keepdims=True)
+                                  - x_hat * (gw * x_hat).mean(axis=norm_axes, keepdims=True)), input.dtype)
+    if output_mask[1] and weight is not None:
+        grad_weight = _result((g * x_hat).sum(axis=batch_axes), weight.dtype)
+    if output_mask[2] and bias is not None:
+        grad_bias = _result(g.sum(axis=batch_axes), bias.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train,
+                               eps, output_mask):
+    g, x = _wide(array_view(grad_out)), _wide(array_view(input))
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if train:
+        mean, invstd = _wide(array_view(save_mean)), _wide(array_view(save_invstd))
+    else:
+        mean = _wide(array_view(running_mean))
+        invstd = 1.0 / _xp.sqrt(_wide(array_view(running_var)) + eps)
+    w = _wide(array_view(weight)) if weight is not None else _xp.ones_like(mean)
+    x_hat = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    sum_g = g.sum(axis=axes)
+    sum_gx = (g * x_hat).sum(axis=axes)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        if train:
+            n = x.size // x.shape[1]
+            gi = (w * invstd).reshape(shape) * (g - (sum_g / n).reshape(shape) - x_hat * (sum_gx / n).reshape(shape))
+        else:
+            gi = g * (w * invstd).reshape(shape)
+        grad_input = _result(gi, input.dtype)
+    if output_mask[1] and weight is not None:
+        grad_weight = _result(sum_gx, weight.dtype)
+    if output_mask[2]:
+        grad_bias = _result(sum_g, weight.dtype if weight is not None else input.dtype)
+    return grad_input, grad_weight, grad_bias
+
+
+def register(lib) -> None:
+    for fn in (threshold_backward, _log_softmax_backward_data, _softmax_backward_data, native_layer_norm_backward,
+               native_batch_norm_backward):
+        lib.impl(fn.__name__, fn, "PrivateUse1")
