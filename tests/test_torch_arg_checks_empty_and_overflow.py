@@ -254,3 +254,30 @@ def test_a_bool_tensor_with_an_int_past_int64_is_a_promotion_error(device, op):
 def test_xlogy_rounds_a_number_to_a_16_bit_tensor_first(device):
     inf = float("inf")
     _like(npusim.xlogy(npusim.ones(2, dtype=npusim.float16, device=device), 2 ** 63), (2,), npusim.float16, [inf] * 2)
+
+
+# --- size by keyword --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["randn", "rand", "zeros", "ones", "empty"])
+def test_size_by_keyword(device, name):
+    f = getattr(npusim, name)
+    assert tuple(f(size=(2, 3), device=device).shape) == (2, 3)
+    assert tuple(f(size=[4], device=device).shape) == (4,)
+    assert tuple(f(size=npusim.Size([]), device=device).shape) == ()
+    assert f(size=(2,), dtype=npusim.float64, device=device).dtype is npusim.float64
+    for bad in (2, None):
+        with pytest.raises(TypeError, match="argument 'size' must be tuple of ints"):
+            f(size=bad, device=device)
+    with pytest.raises(TypeError):
+        f(2, size=(3,), device=device)
+    with pytest.raises(TypeError):
+        f(device=device)
+
+
+def test_randint_size_by_keyword(device):
+    assert tuple(npusim.randint(3, size=(2,), device=device).shape) == (2,)
+    assert tuple(npusim.randint(high=3, size=(2, 2), device=device).shape) == (2, 2)
+    r = npusim.randint(low=1, high=3, size=(50,), device=device)
+    assert 1 <= int(r.min()) and int(r.max()) < 3
+    with pytest.raises(TypeError):
+        npusim.randint(size=(2,), device=device)

@@ -86,12 +86,28 @@ def _finish(t, requires_grad, out):
     return t
 
 
-def _sized(op, name):
-    def factory(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-                memory_format=None):
-        if not size:
+NO_SIZE = object()
+
+
+def size_arguments(name, sizes, size=NO_SIZE):
+    """The sizes of ``name(*sizes)`` or of ``name(size=...)``: torch takes either form, not both."""
+    if size is NO_SIZE:
+        if not sizes:
             raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
-        shape = parse_size(size, name)
+        return sizes
+    if sizes:
+        got = ", ".join(type(s).__name__ for s in sizes)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}, size="
+                        f"{type(size).__name__}): the size is given either by position or by keyword")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}")
+    return (size,)
+
+
+def _sized(op, name):
+    def factory(*sizes, size=NO_SIZE, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+                pin_memory=False, memory_format=None):
+        shape = parse_size(size_arguments(name, sizes, size), name)
         dtype = _check_dtype(name, dtype)
         _check_requires_grad(None, requires_grad, name)   # torch parses every argument first
         dtype = _check_out(out, dtype)

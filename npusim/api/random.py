@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.autograd.derivatives import derivative
 from ..core.factories import parse_size
 from ..core.dispatch.ops_namespace import aten
-from .factories import _check_dtype, _finish
+from .factories import NO_SIZE, _check_dtype, _finish, size_arguments
 from ..core.tensor import Tensor
 
 # (torch exports _standard_gamma and _sample_dirichlet without listing them)
@@ -13,35 +13,36 @@ __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "r
            "bernoulli", "multinomial", "poisson", "binomial"]
 
 
-def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-         pin_memory=False):
-    if not size:
-        raise TypeError('rand() missing 1 required positional arguments: "size"')
+def rand(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False, pin_memory=False):
+    sizes = size_arguments("rand", sizes, size)
     dtype = _check_dtype("rand", dtype)
-    t = aten.rand.generator(parse_size(size, "rand"), generator=generator, dtype=dtype, layout=layout,
+    t = aten.rand.generator(parse_size(sizes, "rand"), generator=generator, dtype=dtype, layout=layout,
                             device=device)
     return _finish(t, requires_grad, out)
 
 
-def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False):
-    if not size:
-        raise TypeError('randn() missing 1 required positional arguments: "size"')
+def randn(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=None, device=None,
+          requires_grad=False, pin_memory=False):
+    sizes = size_arguments("randn", sizes, size)
     dtype = _check_dtype("randn", dtype)
-    t = aten.randn.generator(parse_size(size, "randn"), generator=generator, dtype=dtype, layout=layout,
+    t = aten.randn.generator(parse_size(sizes, "randn"), generator=generator, dtype=dtype, layout=layout,
                              device=device)
     return _finish(t, requires_grad, out)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+def randint(low=NO_SIZE, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
-    """``randint(high, size)`` or ``randint(low, high, size)``."""
+    """``randint(high, size)`` or ``randint(low, high, size)``, by position or keyword."""
     if size is None:
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
     elif high is None:
-        raise TypeError("randint() missing required argument 'high'")
+        if low is NO_SIZE:
+            raise TypeError("randint() missing required argument 'high'")
+        low, high = 0, low   # randint(high, size=...)
+    low = 0 if low is NO_SIZE else low
     for v in (low, high):
         if not isinstance(v, int) or isinstance(v, bool):
             raise TypeError(f"randint() received an invalid combination of arguments - got ({type(low).__name__}, "
