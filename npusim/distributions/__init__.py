@@ -3,11 +3,11 @@
 gives the same samples on every device.
 
 Gamma-based samples (``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``StudentT``) have no gradient with respect to
-the concentration (torch's implicit reparameterisation is not implemented); ``Gamma.cdf`` is not available.
-Not available: transforms beyond ``ExpTransform``, ``AffineTransform`` and their compositions/inverses."""
+the concentration (torch's implicit reparameterisation is not implemented); ``Gamma.cdf`` is not available."""
 from __future__ import annotations
 
 from . import constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -29,12 +29,37 @@ from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .transforms import AffineTransform, ComposeTransform, ExpTransform, Transform
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    CatTransform,
+    ComposeTransform,
+    CorrCholeskyTransform,
+    CumulativeDistributionTransform,
+    ExpTransform,
+    IndependentTransform,
+    LowerCholeskyTransform,
+    PositiveDefiniteTransform,
+    PowerTransform,
+    ReshapeTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    SoftplusTransform,
+    StackTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
 from .uniform import Uniform
 
 __all__ = [
-    "AffineTransform", "Bernoulli", "Beta", "Binomial", "Categorical", "Chi2", "ComposeTransform", "Dirichlet",
-    "Distribution", "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Gumbel", "Independent", "Laplace", "LogNormal", "MultivariateNormal", "Normal",
-    "OneHotCategorical", "Poisson", "StudentT", "Transform", "TransformedDistribution", "Uniform", "constraints",
-    "kl_divergence", "register_kl", "transforms",
+    "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform", "Categorical", "Chi2",
+    "ComposeTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpTransform", "Exponential", "ExponentialFamily", "Gamma", "Gumbel", "Independent", "IndependentTransform",
+    "Laplace", "LogNormal", "LowerCholeskyTransform", "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson",
+    "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+    "SoftplusTransform", "StackTransform", "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
+    "TransformedDistribution", "Uniform", "biject_to", "constraints", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to", "transforms",
 ]

@@ -1,13 +1,15 @@
-"""Constraints on distribution parameters and supports (the subset of ``torch.distributions.constraints``
-that npusim's distributions use). ``check(value)`` returns a bool tensor of ``value``'s shape less
-``event_dim`` rightmost dims."""
+"""Constraints on distribution parameters and supports (as ``torch.distributions.constraints``).
+``check(value)`` returns a bool tensor of ``value``'s shape less ``event_dim`` rightmost dims."""
 from __future__ import annotations
 
 import npusim
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
+    "cat",
+    "corr_cholesky",
     "dependent",
     "dependent_property",
     "greater_than",
@@ -19,16 +21,20 @@ __all__ = [
     "is_dependent",
     "less_than",
     "lower_cholesky",
+    "lower_triangular",
+    "multinomial",
     "nonnegative",
     "nonnegative_integer",
     "one_hot",
     "positive",
     "positive_definite",
     "positive_integer",
+    "positive_semidefinite",
     "real",
     "real_vector",
     "simplex",
     "square",
+    "stack",
     "symmetric",
     "unit_interval",
 ]
@@ -123,6 +129,36 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return f"{self.__class__.__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The component distribution's constraint, checked with the mixture dimension added back."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got {type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        unsqueezed_value = value.unsqueeze(-1 - self.event_dim)
+        result = self.base_constraint.check(unsqueezed_value)
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.dim()}")
+        num_dim_to_keep = value.dim() - self.event_dim
+        result = result.reshape(result.shape[:num_dim_to_keep] + (-1,))
+        return result.all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):
@@ -230,6 +266,27 @@ class _Simplex(Constraint):
         return npusim.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative integers summing to at most ``upper_bound`` (torch's weaker check than equality)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class _LowerTriangular(Constraint):
+    event_dim = 2
+
+    def check(self, value):
+        value_tril = value.tril()
+        return (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
+
+
 class _LowerCholesky(Constraint):
     event_dim = 2
 
@@ -238,6 +295,18 @@ class _LowerCholesky(Constraint):
         lower_triangular = (value_tril == value).reshape(value.shape[:-2] + (-1,)).min(-1)[0]
         positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).min(-1)[0]
         return lower_triangular & positive_diagonal
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors whose rows have unit length (Cholesky factors of correlation matrices)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = npusim.finfo(value.dtype).eps * value.size(-1) * 10  # torch's fudge factor of 10
+        row_norm = npusim.linalg.norm(value.detach(), dim=-1)
+        unit_row_norm = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_row_norm
 
 
 class _Square(Constraint):
@@ -256,12 +325,82 @@ class _Symmetric(_Square):
         return npusim.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
+class _PositiveSemidefinite(_Symmetric):
+    def check(self, value):
+        sym_check = super().check(value)
+        if not sym_check.all():
+            return sym_check
+        return npusim.linalg.eigvalsh(value).ge(0).all(-1)
+
+
 class _PositiveDefinite(_Symmetric):
     def check(self, value):
         sym_check = super().check(value)
         if not sym_check.all():
             return sym_check
         return npusim.linalg.cholesky_ex(value).info.eq(0)
+
+
+class _Cat(Constraint):
+    """Constraints ``cseq`` applied to consecutive slices of ``lengths`` along ``dim`` (as ``cat``)."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        if lengths is None:
+            lengths = [1] * len(self.cseq)
+        self.lengths = list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        checks = []
+        start = 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return npusim.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints ``cseq`` applied to the slices along ``dim`` (as ``stack``)."""
+
+    def __init__(self, cseq, dim=0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        if self.dim + dim < 0:
+            dim += 1
+        return dim
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return npusim.stack([constr.check(v) for v, constr in zip(vs, self.cseq)], self.dim)
 
 
 dependent = _Dependent()
@@ -279,11 +418,17 @@ nonnegative = _GreaterThanEq(0.0)
 greater_than = _GreaterThan
 greater_than_eq = _GreaterThanEq
 less_than = _LessThan
+multinomial = _Multinomial
 unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 square = _Square()
 symmetric = _Symmetric()
+positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack
