@@ -1,0 +1,365 @@
+"""The distributions, transforms, constraints and KL pairs added to npusim.distributions after the first 25:
+values against torch.distributions (``oracle``), and torch-free checks of closed forms, shapes, seeded
+reproducibility across devices and sample moments."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import available_devices, host
+
+import npusim
+import npusim.distributions as D
+from npusim.distributions import constraints, transforms
+from npusim.distributions.relaxed_categorical import ExpRelaxedCategorical
+
+F64 = "float64"
+PROBS = [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
+LOC = [[0.3, -1.2, 2.0], [0.0, 0.5, -0.7]]
+SCALE = [[0.5, 1.5, 2.0], [1.0, 0.3, 0.8]]
+COV = [[2.0, 0.5, 0.1], [0.5, 1.0, 0.2], [0.1, 0.2, 1.5]]
+W = [[1.0, 0.5], [0.2, 0.3], [-0.4, 1.0]]
+
+
+def mk(lib, values, dev="cpu", dtype=F64):
+    """A tensor of ``lib`` (npusim or torch); torch always on cpu."""
+    kw = {"dtype": getattr(lib, dtype)}
+    if lib is npusim:
+        kw["device"] = dev
+    return lib.tensor(values, **kw)
+
+
+def dists(lib):
+    return lib.distributions
+
+
+# name -> (builder(lib, dev), value to score, properties both libraries define, has cdf, has icdf)
+CASES = {
+    "multinomial": (lambda L, d: dists(L).Multinomial(10, probs=mk(L, PROBS, d)), [[3.0, 3.0, 4.0], [0.0, 2.0, 8.0]],
+                    ("mean", "variance"), False, False),
+    "multinomial_logits": (lambda L, d: dists(L).Multinomial(4, logits=mk(L, LOC, d)), [[1.0, 1.0, 2.0]],
+                           ("mean", "variance"), False, False),
+    "mixture_normal": (lambda L, d: dists(L).MixtureSameFamily(
+        dists(L).Categorical(probs=mk(L, PROBS, d)), dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d))),
+        [0.3, -1.0], ("mean", "variance"), True, False),
+    "mixture_mvn": (lambda L, d: dists(L).MixtureSameFamily(
+        dists(L).Categorical(probs=mk(L, PROBS[0], d)),
+        dists(L).Independent(dists(L).Normal(mk(L, [LOC[0], LOC[1], SCALE[0]], d), mk(L, [SCALE[0]] * 3, d)), 1)),
+        [[0.1, 0.2, 0.3], [1.0, -1.0, 0.5]], ("mean", "variance"), False, False),
+    "lowrank_mvn": (lambda L, d: dists(L).LowRankMultivariateNormal(mk(L, LOC, d), mk(L, W, d), mk(L, [0.5, 1.0, 2.0], d)),
+                    [[0.3, -1.0, 4.0]], ("mean", "mode", "variance", "scale_tril", "covariance_matrix",
+                                          "precision_matrix"), False, False),
+    "relaxed_bernoulli": (lambda L, d: dists(L).RelaxedBernoulli(mk(L, 0.7, d), probs=mk(L, PROBS, d)),
+                          [[0.3, 0.99, 0.5]], (), False, False),
+    "relaxed_bernoulli_logits": (lambda L, d: dists(L).RelaxedBernoulli(mk(L, 2.0, d), logits=mk(L, LOC, d)),
+                                 [[0.01, 0.4, 0.5]], (), False, False),
+    "relaxed_one_hot": (lambda L, d: dists(L).RelaxedOneHotCategorical(mk(L, 0.5, d), probs=mk(L, PROBS, d)),
+                        [[0.3, 0.6, 0.1]], (), False, False),
+    "exp_relaxed_categorical": (lambda L, d: L.distributions.relaxed_categorical.ExpRelaxedCategorical(
+        mk(L, 0.5, d), logits=mk(L, LOC, d)), [[-1.2, -0.5, -2.0]], (), False, False),
+    "cauchy": (lambda L, d: dists(L).Cauchy(mk(L, LOC, d), mk(L, SCALE, d)), [[0.1, 2.0, -1.0]],
+               ("mean", "variance", "mode"), True, True),
+    "half_normal": (lambda L, d: dists(L).HalfNormal(mk(L, SCALE, d)), [[0.1, 2.0, 1.0]],
+                    ("mean", "variance", "mode"), True, True),
+    "half_cauchy": (lambda L, d: dists(L).HalfCauchy(mk(L, SCALE, d)), [[0.1, 2.0, 1.0]],
+                    ("mean", "variance", "mode"), True, True),
+    "weibull": (lambda L, d: dists(L).Weibull(mk(L, SCALE, d), mk(L, [[0.7, 1.0, 2.5]], d)), [[0.1, 2.0, 1.0]],
+                ("mean", "variance", "mode"), True, True),
+    "pareto": (lambda L, d: dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)), [[2.1, 2.0, 3.0]],
+               ("mean", "variance", "mode"), True, True),
+    "von_mises": (lambda L, d: dists(L).VonMises(mk(L, LOC, d), mk(L, [[0.5, 2.0, 5.0], [0.1, 3.74, 3.76]], d)),
+                  [[0.1, 2.0, -1.0]], ("mean", "variance", "mode"), False, False),
+    "geometric": (lambda L, d: dists(L).Geometric(probs=mk(L, [[0.2, 0.5, 1.0]], d)), [[0.0, 3.0, 0.0]],
+                  ("mean", "variance", "mode"), False, False),
+    "geometric_logits": (lambda L, d: dists(L).Geometric(logits=mk(L, LOC, d)), [[0.0, 3.0, 7.0]],
+                         ("mean", "variance", "mode"), False, False),
+    "negative_binomial": (lambda L, d: dists(L).NegativeBinomial(mk(L, [[3.0, 0.5, 10.0]], d), probs=mk(L, PROBS, d)),
+                          [[0.0, 3.0, 7.0]], ("mean", "variance", "mode"), False, False),
+    "negative_binomial_logits": (lambda L, d: dists(L).NegativeBinomial(mk(L, 4.0, d), logits=mk(L, LOC, d)),
+                                 [[0.0, 3.0, 7.0]], ("mean", "variance", "mode"), False, False),
+}
+NO_ENTROPY = {"negative_binomial", "negative_binomial_logits", "relaxed_bernoulli", "relaxed_bernoulli_logits",
+              "relaxed_one_hot", "exp_relaxed_categorical", "von_mises", "mixture_normal", "mixture_mvn",
+              "logistic_normal", "fisher_snedecor", "lkj_cholesky"}   # torch defines no entropy for these
+
+
+def value_of(lib, name, dev):
+    v = CASES[name][1]
+    return v(lib, dev) if callable(v) else mk(lib, v, dev)
+
+
+def close(ours, theirs, rtol=1e-9, atol=1e-12):
+    # float64 and the same formulas as torch's: agreement to rounding (~1e-14 relative), with margin for
+    # lgamma/digamma/erf implementations that differ in the last bits
+    np.testing.assert_allclose(host(ours), theirs.detach().numpy(), rtol=rtol, atol=atol)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_match_torch(torch, device, name):
+    build, _, attrs, has_cdf, has_icdf = CASES[name]
+    ours, theirs = build(npusim, device), build(torch, "cpu")
+    assert tuple(ours.batch_shape) == tuple(theirs.batch_shape)
+    assert tuple(ours.event_shape) == tuple(theirs.event_shape)
+    assert ours.has_rsample == theirs.has_rsample and type(ours.support).__name__ == type(theirs.support).__name__
+    close(ours.log_prob(value_of(npusim, name, device)), theirs.log_prob(value_of(torch, name, "cpu")))
+    for attr in attrs:
+        close(getattr(ours, attr), getattr(theirs, attr))
+    if name.startswith("multinomial"):
+        # torch takes lgamma(total_count + 1) in float32 (from an integer tensor); npusim in double: |error| of
+        # float32 rounding of lgamma(11) = 15.1 is below 15.1 * 2**-24 ~ 1e-6
+        close(ours.entropy(), theirs.entropy(), atol=2e-6)
+    elif name not in NO_ENTROPY:
+        close(ours.entropy(), theirs.entropy())
+    if has_cdf:
+        close(ours.cdf(value_of(npusim, name, device)), theirs.cdf(value_of(torch, name, "cpu")))
+    if has_icdf:
+        u = [[0.1, 0.5, 0.93]]
+        close(ours.icdf(mk(npusim, u, device)), theirs.icdf(mk(torch, u)), rtol=1e-8)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["cauchy", "half_normal", "weibull", "pareto", "lowrank_mvn", "von_mises",
+                                  "negative_binomial", "geometric_logits", "mixture_normal", "relaxed_one_hot"])
+def test_log_prob_gradients_match_torch(torch, device, name):
+    build = CASES[name][0]
+    leaves = {}
+
+    def leafy(lib):
+        # every float tensor the builder makes becomes a gradient leaf, recorded in order
+        made = leaves.setdefault(lib.__name__, [])
+        real_tensor = lib.tensor
+
+        def tensor(values, **kw):
+            t = real_tensor(values, **kw).requires_grad_()
+            made.append(t)
+            return t
+        return tensor, real_tensor, made
+
+    grads = []
+    for lib, dev in ((npusim, device), (torch, "cpu")):
+        tensor, real_tensor, made = leafy(lib)
+        lib.tensor = tensor
+        try:
+            d = build(lib, dev)
+        finally:
+            lib.tensor = real_tensor
+        value = value_of(lib, name, dev).detach()
+        g = lib.autograd.grad(d.log_prob(value).sum(), made, allow_unused=True)
+        grads.append(g)
+    assert len(grads[0]) == len(grads[1])
+    for ours, theirs in zip(*grads):
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            close(ours, theirs, rtol=1e-8, atol=1e-11)
+
+
+# ---- torch-free: shapes, seeds, moments, closed forms ---------------------------------------------------
+
+SAMPLED = sorted(CASES)
+
+
+@pytest.mark.parametrize("name", SAMPLED)
+def test_shapes(device, name):
+    d = CASES[name][0](npusim, device)
+    x = d.sample((4, 2))
+    shape = (4, 2) + tuple(d.batch_shape) + tuple(d.event_shape)
+    assert tuple(x.shape) == shape and x.device.type == device
+    assert tuple(d.sample().shape) == tuple(d.batch_shape) + tuple(d.event_shape)
+    assert tuple(d.log_prob(x).shape) == (4, 2) + tuple(d.batch_shape)
+    if d.has_rsample:
+        assert tuple(d.rsample((3,)).shape) == (3,) + tuple(d.batch_shape) + tuple(d.event_shape)
+    e = d.expand((5,) + tuple(d.batch_shape))
+    assert tuple(e.batch_shape) == (5,) + tuple(d.batch_shape) and e.event_shape == d.event_shape
+    v = d.sample()
+    np.testing.assert_allclose(host(e.log_prob(v)),
+                               np.broadcast_to(host(d.log_prob(v)), (5,) + tuple(d.batch_shape)), rtol=1e-12)
+    if not isinstance(d, ExpRelaxedCategorical):   # its support is all of R^K, checked by nothing useful
+        assert bool(d.support.check(x).all())
+
+
+@pytest.mark.parametrize("name", SAMPLED)
+def test_same_seed_same_samples_on_every_device(name):
+    outs = []
+    for dev in available_devices():
+        for _ in range(2):
+            npusim.manual_seed(99)
+            outs.append(host(CASES[name][0](npusim, dev).sample((3,))))
+    for o in outs[1:]:
+        np.testing.assert_array_equal(o, outs[0])   # bitwise: one Philox stream on every device
+    npusim.manual_seed(100)
+    assert not np.array_equal(host(CASES[name][0](npusim, "cpu").sample((3,))), outs[0])   # the seed matters
+
+
+N = 20000
+
+
+def _within_standard_errors(x, mean, var, k=5):
+    """|sample mean - mean| < k standard errors, with the standard error sqrt(var / n) of a mean of n iid draws:
+    a wrong location fails, chance fails with probability < 1e-6 per entry at k = 5 (and the seed is fixed)."""
+    se = np.sqrt(var / x.shape[0])
+    assert np.all(np.abs(x.mean(0) - mean) <= k * se), (x.mean(0), mean, se)   # <=: a certain outcome has se 0
+
+
+MOMENT_CASES = ["multinomial", "mixture_normal", "mixture_mvn", "lowrank_mvn", "half_normal", "weibull", "pareto",
+                "geometric", "negative_binomial"]
+
+
+@pytest.mark.parametrize("name", MOMENT_CASES)
+def test_sample_means(name):
+    npusim.manual_seed(2024)
+    d = CASES[name][0](npusim, "cpu")
+    x = host(d.sample((N,)))
+    mean, var = host(d.mean), host(d.variance)
+    finite = np.isfinite(mean) & np.isfinite(var)   # Pareto, F, inverse gamma: some entries have no variance
+    assert finite.any()
+    _within_standard_errors(x[:, finite], mean[finite], var[finite])
+
+
+@pytest.mark.parametrize("name", ["cauchy", "half_cauchy"])
+def test_heavy_tailed_sample_medians(name):
+    # no mean: the sample median's standard error is 1 / (2 f(m) sqrt(n)), f the density at the median m;
+    # Cauchy: m = loc, f(m) = 1 / (pi scale); HalfCauchy: m = scale, f(m) = 2 / (pi scale (1 + 1)) = 1 / (pi scale)
+    npusim.manual_seed(5)
+    d = CASES[name][0](npusim, "cpu")
+    x = host(d.sample((N,)))
+    scale = host(d.scale)
+    median = host(d.loc) if name == "cauchy" else scale
+    se = math.pi * scale / (2 * math.sqrt(N))
+    assert np.all(np.abs(np.median(x, 0) - median) < 5 * se)
+
+
+def test_von_mises_circular_moments():
+    # E[cos(X - loc)] = I1(k) / I0(k) = 1 - variance, E[sin(X - loc)] = 0; both have |.| <= 1 so variance <= 1
+    npusim.manual_seed(11)
+    d = CASES["von_mises"][0](npusim, "cpu")
+    x = host(d.sample((N,)))
+    loc, circ_var = host(d.loc), host(d.variance)
+    assert np.all((x >= -math.pi) & (x < math.pi))
+    _within_standard_errors(np.cos(x - loc), 1 - circ_var, np.ones_like(loc))
+    _within_standard_errors(np.sin(x - loc), np.zeros_like(loc), np.ones_like(loc))
+
+
+def test_relaxed_distributions_sample_frequencies():
+    # P(RelaxedBernoulli > 1/2) = P(logit(u) + logits > 0) = probs exactly; the argmax of a relaxed one-hot
+    # sample is Categorical(probs) exactly (the Gumbel-max trick): frequencies within 5 binomial standard errors
+    npusim.manual_seed(3)
+    p = np.array(PROBS)
+    x = host(D.RelaxedBernoulli(mk(npusim, 0.3), probs=mk(npusim, PROBS)).sample((N,)))
+    _within_standard_errors((x > 0.5).astype(float), p, p * (1 - p))
+    y = host(D.RelaxedOneHotCategorical(mk(npusim, 0.3), probs=mk(npusim, PROBS)).sample((N,)))
+    hits = np.eye(3)[y.argmax(-1)]
+    _within_standard_errors(hits, p, p * (1 - p))
+
+
+def test_closed_forms(device):
+    t = lambda v: mk(npusim, v, device)   # noqa: E731
+    # Cauchy at its location: 1 / (pi scale)
+    np.testing.assert_allclose(host(D.Cauchy(t([1.0]), t([2.0])).log_prob(t([1.0]))), -math.log(2 * math.pi))
+    # HalfNormal: twice the normal density on x >= 0, none below
+    hn = D.HalfNormal(t([2.0]), validate_args=False)
+    np.testing.assert_allclose(host(hn.log_prob(t([1.0]))),
+                               math.log(2 / (2 * math.sqrt(2 * math.pi))) - 1 / 8, rtol=1e-12)
+    assert host(hn.log_prob(t([-1.0])))[0] == -math.inf
+    # Geometric: P(k) = (1 - p)^k p
+    np.testing.assert_allclose(host(D.Geometric(t([0.3])).log_prob(t([4.0]))).item(), math.log(0.7 ** 4 * 0.3))
+    # NegativeBinomial(r, p): P(k) = C(k + r - 1, k) p^k (1 - p)^r
+    nb = D.NegativeBinomial(t([3.0]), probs=t([0.4])).log_prob(t([2.0]))
+    np.testing.assert_allclose(host(nb).item(), math.log(math.comb(4, 2) * 0.4 ** 2 * 0.6 ** 3))
+    # Multinomial: n! / prod(k_i!) prod p_i^k_i
+    mn = D.Multinomial(4, probs=t([0.2, 0.3, 0.5])).log_prob(t([1.0, 1.0, 2.0]))
+    np.testing.assert_allclose(host(mn).item(), math.log(12 * 0.2 * 0.3 * 0.25))
+    # Weibull with concentration 1 is Exponential(1 / scale); Pareto cdf 1 - (scale / x)^alpha
+    np.testing.assert_allclose(host(D.Weibull(t([2.0]), t([1.0])).log_prob(t([3.0]))).item(), math.log(0.5) - 1.5)
+    np.testing.assert_allclose(host(D.Pareto(t([2.0]), t([3.0])).cdf(t([4.0]))).item(), 1 - 0.125)
+    # LowRankMultivariateNormal equals the full MultivariateNormal with covariance W W^T + D
+    w, dg, loc = t(W), t([0.5, 1.0, 2.0]), t([0.1, 0.2, 0.3])
+    lr = D.LowRankMultivariateNormal(loc, w, dg)
+    full = D.MultivariateNormal(loc, covariance_matrix=w @ w.mT + npusim.diag(dg))
+    x = t([[0.0, 1.0, -1.0], [2.0, 0.5, 0.1]])
+    np.testing.assert_allclose(host(lr.log_prob(x)), host(full.log_prob(x)), rtol=1e-12)
+    np.testing.assert_allclose(host(lr.entropy()), host(full.entropy()), rtol=1e-12)
+    # MixtureSameFamily: log sum_k w_k N(x; mu_k, s_k)
+    mix = D.MixtureSameFamily(D.Categorical(probs=t([0.25, 0.75])), D.Normal(t([0.0, 2.0]), t([1.0, 0.5])))
+    dens = 0.25 * math.exp(-0.5) / math.sqrt(2 * math.pi) + 0.75 * math.exp(-2) / (0.5 * math.sqrt(2 * math.pi))
+    np.testing.assert_allclose(host(mix.log_prob(t(1.0))).item(), math.log(dens), rtol=1e-12)
+
+
+def _integral(f, lo, hi, n=200001):
+    xs = np.linspace(lo, hi, n)
+    trapezoid = np.trapezoid if hasattr(np, "trapezoid") else np.trapz
+    return trapezoid(f(xs), xs, axis=0)
+
+
+def test_densities_integrate_to_one():
+    # trapezoid rule on a fine grid of smooth densities: error far below the 1e-6 asked
+    vm = D.VonMises(mk(npusim, [0.5]), mk(npusim, [2.0]))
+    assert abs(_integral(lambda x: np.exp(host(vm.log_prob(mk(npusim, x[:, None]))))[:, 0], -math.pi, math.pi)
+               - 1) < 1e-5   # A&S's Bessel polynomial approximation is good to ~1e-7 relative
+
+
+def test_rsample_gradients(device):
+    loc, scale = mk(npusim, [1.0], device).requires_grad_(), mk(npusim, [2.0], device).requires_grad_()
+    npusim.manual_seed(0)
+    x = D.Cauchy(loc, scale).rsample()
+    g_loc, g_scale = npusim.autograd.grad(x.sum(), (loc, scale))
+    np.testing.assert_allclose(host(g_loc), 1.0)
+    np.testing.assert_allclose(host(g_scale), (host(x.detach()) - 1.0) / 2.0, rtol=1e-12)   # dx/dscale = eps
+    temp = mk(npusim, 0.5, device)
+    logits = mk(npusim, LOC, device).requires_grad_()
+    z = D.RelaxedOneHotCategorical(temp, logits=logits).rsample((2,))
+    (g,) = npusim.autograd.grad((z[..., 0]).sum(), logits)
+    assert np.all(np.isfinite(host(g))) and np.any(host(g) != 0)
+
+
+def test_errors_and_validation():
+    with pytest.raises(NotImplementedError, match="inhomogeneous total_count"):
+        D.Multinomial(npusim.tensor(3), probs=mk(npusim, [0.5, 0.5]))
+    with pytest.raises(ValueError, match="Expected parameter probs"):
+        D.Geometric(probs=mk(npusim, [0.0, 0.5]), validate_args=True)
+    with pytest.raises(ValueError, match="Expected parameter scale"):
+        D.Cauchy(0.0, mk(npusim, [-1.0]), validate_args=True)
+    with pytest.raises(ValueError, match="does not equal"):
+        D.MixtureSameFamily(D.Categorical(probs=mk(npusim, [0.5, 0.5])), D.Normal(mk(npusim, [0.0] * 3), 1.0))
+    with pytest.raises(ValueError, match="within the support"):
+        D.Pareto(mk(npusim, [2.0]), mk(npusim, [1.0]), validate_args=True).log_prob(mk(npusim, [1.0]))
+
+
+# ---- KL divergences -------------------------------------------------------------------------------------
+
+def _lowrank(L, d, shift=0.0):
+    return dists(L).LowRankMultivariateNormal(mk(L, LOC, d) + shift, mk(L, W, d) * (1 + shift),
+                                              mk(L, [0.5, 1.0, 2.0], d))
+
+
+KL_PAIRS = {
+    "cauchy": lambda L, d: (dists(L).Cauchy(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Cauchy(0.5, mk(L, SCALE[::-1], d))),
+    "half_normal": lambda L, d: (dists(L).HalfNormal(mk(L, SCALE, d)), dists(L).HalfNormal(mk(L, SCALE[::-1], d))),
+    "geometric": lambda L, d: (dists(L).Geometric(mk(L, PROBS, d)), dists(L).Geometric(logits=mk(L, LOC, d))),
+    "pareto": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[3.0, 2.0, 1.0]], d)),
+                            dists(L).Pareto(mk(L, SCALE[::-1], d), 2.0)),
+    "lowrank_lowrank": lambda L, d: (_lowrank(L, d), _lowrank(L, d, 0.5)),
+    "mvn_lowrank": lambda L, d: (dists(L).MultivariateNormal(mk(L, LOC, d), covariance_matrix=mk(L, COV, d)),
+                                 _lowrank(L, d, 0.5)),
+    "lowrank_mvn": lambda L, d: (_lowrank(L, d), dists(L).MultivariateNormal(mk(L, LOC[0], d),
+                                                                            covariance_matrix=mk(L, COV, d))),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(KL_PAIRS))
+def test_kl_matches_torch(torch, device, name):
+    ours = D.kl_divergence(*KL_PAIRS[name](npusim, device))
+    theirs = torch.distributions.kl_divergence(*KL_PAIRS[name](torch, "cpu"))
+    close(ours, theirs, rtol=1e-8)   # float64 and torch's formulas; Wishart's goes through autograd of slogdet
+
+
+def test_kl_closed_forms(device):
+    # KL(Cauchy(0, 1) || Cauchy(0, 2)) = log(9 / 8); KL of a distribution to itself is 0
+    c = D.kl_divergence(D.Cauchy(mk(npusim, [0.0], device), 1.0), D.Cauchy(mk(npusim, [0.0], device), 2.0))
+    np.testing.assert_allclose(host(c), [math.log(9 / 8)], rtol=1e-12)
+    lr = _lowrank(npusim, device)
+    np.testing.assert_allclose(host(D.kl_divergence(lr, lr)), 0.0, atol=1e-12)
+    g = D.Geometric(mk(npusim, [0.3], device))
+    np.testing.assert_allclose(host(D.kl_divergence(g, g)), 0.0, atol=1e-12)
