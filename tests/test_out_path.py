@@ -118,3 +118,36 @@ def test_offer_refuses_unsafe_destinations():
     assert out_destination.take((4,), np.float32) is a
     assert out_destination.take((4,), np.float32) is None
     out_destination.withdraw()
+
+
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2.0), (0, 1)])
+def test_addmm_and_baddbmm_out(device, beta, alpha, taken):
+    c, a, b = (npusim.randn(*s, device=device) for s in [(3, 5), (3, 4), (4, 5)])
+    z = npusim.empty(3, 5, device=device)
+    npusim.addmm(c, a, b, beta=beta, alpha=alpha, out=z)
+    np.testing.assert_array_equal(_arr(z), _arr(npusim.addmm(c, a, b, beta=beta, alpha=alpha)))
+    if isinstance(z._a, np.ndarray):
+        assert any(x is z._a for x in taken)
+    c3, a3, b3 = (npusim.randn(*s, device=device) for s in [(2, 3, 5), (2, 3, 4), (2, 4, 5)])
+    z3 = npusim.empty(2, 3, 5, device=device)
+    npusim.baddbmm(c3, a3, b3, beta=beta, alpha=alpha, out=z3)
+    np.testing.assert_array_equal(_arr(z3), _arr(npusim.baddbmm(c3, a3, b3, beta=beta, alpha=alpha)))
+
+
+def test_addmm_out_aliasing_its_input(device):
+    c, a, b = (npusim.randn(*s, device=device) for s in [(3, 5), (3, 4), (4, 5)])
+    expect = _arr(npusim.addmm(c, a, b))
+    npusim.addmm(c, a, b, out=c)
+    np.testing.assert_allclose(_arr(c), expect, rtol=1e-6)
+
+
+def test_composed_kernels_with_out_aliasing_an_input(device):
+    """Kernels that compute an intermediate of the result's shape first, with ``out`` one of their inputs."""
+    x, t1, t2 = (npusim.randn(4, 3, device=device) for _ in range(3))
+    expect = _arr(npusim.addcmul(x, t1, t2, value=0.5))
+    npusim.addcmul(x, t1, t2, value=0.5, out=x)
+    np.testing.assert_allclose(_arr(x), expect, rtol=1e-6)
+    e, w = npusim.randn(4, 3, device=device), npusim.rand(4, 3, device=device)
+    expect = _arr(npusim.lerp(e, t1, w))
+    npusim.lerp(e, t1, w, out=e)
+    np.testing.assert_allclose(_arr(e), expect, rtol=1e-6)

@@ -108,9 +108,8 @@ def _into_out(fn, offer, withdraw):
         except AttributeError:
             return fn(*args, **kwargs)
         inputs = []
-        for x in itertools.chain(args, kwargs.values()):
-            if x is out:
-                continue
+        for x in itertools.chain(args, [v for k, v in kwargs.items() if k != "out"]):
+            # an input that is ``out`` itself counts too: a kernel may read it after its first result is written
             for t in (x if x.__class__ is list or x.__class__ is tuple else (x,)):
                 try:
                     a, d = t._a, t._device
