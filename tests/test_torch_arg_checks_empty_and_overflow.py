@@ -281,3 +281,24 @@ def test_randint_size_by_keyword(device):
     assert 1 <= int(r.min()) and int(r.max()) < 3
     with pytest.raises(TypeError):
         npusim.randint(size=(2,), device=device)
+
+
+# --- which of two bad index items is reported ------------------------------------------------------------------
+
+@pytest.mark.parametrize("shape,index,error,message", [
+    ((1, 4), (None, -4, [0, [1]]), IndexError, "index -4 is out of bounds for dimension 1 with size 1"),
+    ((2, 2, 2), (2, slice(None, None, -1), [0, [1]]), IndexError, "index 2 is out of bounds for dimension 0"),
+    ((2, 1, 3), (slice(None, None, 0), slice(1.5, None)), ValueError, "slice step cannot be zero"),
+    ((3, 1), (2 ** 70, slice(1.5, None)), ValueError, "Overflow when unpacking long long"),
+    ((2, 1, 3), (slice(None, None, -1), [0, [1]]), ValueError, "step must be greater than zero"),
+    ((), slice(None, None, -1), ValueError, "step must be greater than zero"),
+], ids=["int-before-ragged-list", "int-before-bad-step", "zero-step-before-float-slice", "overflow-before-float-slice",
+        "negative-step-before-ragged-list", "0d-negative-step"])
+def test_the_first_bad_index_item_is_reported(device, shape, index, error, message):
+    # torch reads and applies the items one by one, in order
+    t = npusim.zeros(shape, device=device)
+    with pytest.raises(error, match=message):
+        t[index]
+    with pytest.raises(error, match=message):
+        t[index] = 1.0
+    assert not host(t).any()

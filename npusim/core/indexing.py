@@ -172,20 +172,28 @@ def _count_specified(items) -> int:
 def _apply(self: Tensor, idx):
     """Apply the basic indices as views; return (view, per-dim index tensors or None)."""
     items = _as_tuple(idx)
-    if items.__class__ is tuple and (len(items) > 1 or items and isinstance(items[0], (str, bytes))) and \
-            _count_specified(items) > self._a.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {self._a.ndim}")
-    items, specified = _convert(items)
     ndim = self._a.ndim
-    if specified > ndim:
-        if idx.__class__ is slice:   # a lone slice goes to torch's applySlice, which names the 0-dim case
-            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    several = len(items) > 1 or items and isinstance(items[0], (str, bytes))
+    if several:
+        # torch counts the dims before reading any item, then reads and applies the items one by one, in order:
+        # of two bad items, the first one's error wins
+        specified = _count_specified(items)
+        if specified > ndim:
+            raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    else:
+        items, specified = _convert(items)
+        if specified > ndim:
+            if idx.__class__ is slice:   # torch's applySlice checks the step, then names the 0-dim case
+                _earlier_step_error(items)
+                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+            raise IndexError(f"too many indices for tensor of dimension {ndim}")
     out = self
     dim = 0
     shift = 0   # a k-dim mask takes one slot of the index list for its k dims: slot = dim - shift
     indices = None
     for pos, it in enumerate(items):
+        if several:
+            it = _convert((it,))[0][0]
         cls = it.__class__
         if cls is int:
             a = out._a
