@@ -15,6 +15,7 @@ from npusim.distributions import constraints, transforms
 from npusim.distributions.relaxed_categorical import ExpRelaxedCategorical
 
 F64 = "float64"
+F32 = "float32"
 PROBS = [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]
 LOC = [[0.3, -1.2, 2.0], [0.0, 0.5, -0.7]]
 SCALE = [[0.5, 1.5, 2.0], [1.0, 0.3, 0.8]]
@@ -32,6 +33,11 @@ def mk(lib, values, dev="cpu", dtype=F64):
 
 def dists(lib):
     return lib.distributions
+
+
+def _corr_cholesky_value(L, d):
+    # a fixed valid LKJ value: the transform of a fixed vector (both libraries compute it the same way)
+    return dists(L).transforms.CorrCholeskyTransform()(mk(L, [0.3, -0.5, 0.8], d))
 
 
 # name -> (builder(lib, dev), value to score, properties both libraries define, has cdf, has icdf)
@@ -78,6 +84,29 @@ CASES = {
                           [[0.0, 3.0, 7.0]], ("mean", "variance", "mode"), False, False),
     "negative_binomial_logits": (lambda L, d: dists(L).NegativeBinomial(mk(L, 4.0, d), logits=mk(L, LOC, d)),
                                  [[0.0, 3.0, 7.0]], ("mean", "variance", "mode"), False, False),
+    "continuous_bernoulli": (lambda L, d: dists(L).ContinuousBernoulli(probs=mk(L, [[0.2, 0.4995, 0.9]], d)),
+                             [[0.1, 0.7, 0.99]], ("mean", "variance", "stddev"), True, True),
+    "continuous_bernoulli_logits": (lambda L, d: dists(L).ContinuousBernoulli(logits=mk(L, LOC, d)),
+                                    [[0.1, 0.7, 0.99]], ("mean", "variance"), True, True),
+    "fisher_snedecor": (lambda L, d: dists(L).FisherSnedecor(mk(L, [[1.0, 3.0, 6.0]], d), mk(L, [[2.0, 4.5, 9.0]], d)),
+                        [[0.5, 1.0, 2.0]], ("mean", "variance", "mode"), False, False),
+    "kumaraswamy": (lambda L, d: dists(L).Kumaraswamy(mk(L, [[0.5, 2.0, 3.0]], d), mk(L, [[2.0, 0.7, 4.0]], d)),
+                    [[0.1, 0.5, 0.9]], ("mean", "variance", "mode"), False, False),
+    "logistic_normal": (lambda L, d: dists(L).LogisticNormal(mk(L, LOC[0][:2], d), mk(L, SCALE[0][:2], d)),
+                        [[0.2, 0.5, 0.3]], (), False, False),
+    "inverse_gamma": (lambda L, d: dists(L).InverseGamma(mk(L, [[0.5, 1.5, 3.0]], d), mk(L, SCALE, d)),
+                      [[0.1, 2.0, 1.0]], ("mean", "variance", "mode"), False, False),
+    # float32: torch 2.13's GeneralizedPareto compares the concentration with a float32 zero and fails in float64
+    "generalized_pareto": (lambda L, d: dists(L).GeneralizedPareto(mk(L, LOC, d, F32), mk(L, SCALE, d, F32),
+                                                                      mk(L, [[0.0, 0.3, -0.2]], d, F32)),
+                           [[2.0, 0.6, 2.5]], ("mean", "variance", "mode"), True, True),
+    "lkj_cholesky": (lambda L, d: dists(L).LKJCholesky(3, mk(L, [0.5, 1.0, 2.5], d)), _corr_cholesky_value,
+                     (), False, False),
+    "wishart": (lambda L, d: dists(L).Wishart(mk(L, [4.0, 6.5], d), covariance_matrix=mk(L, COV, d)),
+                lambda L, d: mk(L, COV, d) * 3 + mk(L, np.eye(3).tolist(), d),
+                ("mean", "variance", "mode", "covariance_matrix", "precision_matrix", "scale_tril"), False, False),
+    "one_hot_straight_through": (lambda L, d: dists(L).OneHotCategoricalStraightThrough(probs=mk(L, PROBS, d)),
+                                 [[0.0, 1.0, 0.0]], ("mean", "variance", "mode"), False, False),
 }
 NO_ENTROPY = {"negative_binomial", "negative_binomial_logits", "relaxed_bernoulli", "relaxed_bernoulli_logits",
               "relaxed_one_hot", "exp_relaxed_categorical", "von_mises", "mixture_normal", "mixture_mvn",
@@ -86,12 +115,14 @@ NO_ENTROPY = {"negative_binomial", "negative_binomial_logits", "relaxed_bernoull
 
 def value_of(lib, name, dev):
     v = CASES[name][1]
-    return v(lib, dev) if callable(v) else mk(lib, v, dev)
+    return v(lib, dev) if callable(v) else mk(lib, v, dev, F32 if name == "generalized_pareto" else F64)
 
 
 def close(ours, theirs, rtol=1e-9, atol=1e-12):
     # float64 and the same formulas as torch's: agreement to rounding (~1e-14 relative), with margin for
-    # lgamma/digamma/erf implementations that differ in the last bits
+    # lgamma/digamma/erf implementations that differ in the last bits. float32: a dozen roundings of 6e-8 each
+    if theirs.dtype == theirs.new_zeros(()).float().dtype:
+        rtol, atol = max(rtol, 2e-5), max(atol, 1e-6)
     np.testing.assert_allclose(host(ours), theirs.detach().numpy(), rtol=rtol, atol=atol)
 
 
@@ -121,6 +152,7 @@ def test_values_match_torch(torch, device, name):
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", ["cauchy", "half_normal", "weibull", "pareto", "lowrank_mvn", "von_mises",
+                                  "continuous_bernoulli", "kumaraswamy", "inverse_gamma", "wishart",
                                   "negative_binomial", "geometric_logits", "mixture_normal", "relaxed_one_hot"])
 def test_log_prob_gradients_match_torch(torch, device, name):
     build = CASES[name][0]
@@ -203,7 +235,8 @@ def _within_standard_errors(x, mean, var, k=5):
 
 
 MOMENT_CASES = ["multinomial", "mixture_normal", "mixture_mvn", "lowrank_mvn", "half_normal", "weibull", "pareto",
-                "geometric", "negative_binomial"]
+                "geometric", "negative_binomial", "continuous_bernoulli", "fisher_snedecor", "kumaraswamy",
+                "inverse_gamma", "generalized_pareto", "wishart", "one_hot_straight_through"]
 
 
 @pytest.mark.parametrize("name", MOMENT_CASES)
@@ -253,6 +286,31 @@ def test_relaxed_distributions_sample_frequencies():
     _within_standard_errors(hits, p, p * (1 - p))
 
 
+def test_logistic_normal_samples_are_stick_broken_normals():
+    npusim.manual_seed(4)
+    d = CASES["logistic_normal"][0](npusim, "cpu")
+    x = d.sample((N,))
+    np.testing.assert_allclose(host(x.sum(-1)), 1.0, rtol=1e-12)
+    z = host(transforms.StickBreakingTransform().inv(x))
+    _within_standard_errors(z, np.array(LOC[0][:2]), np.array(SCALE[0][:2]) ** 2)
+
+
+def test_lkj_samples_are_correlation_factors_with_zero_mean_correlations():
+    npusim.manual_seed(6)
+    d = CASES["lkj_cholesky"][0](npusim, "cpu")
+    L = d.sample((N,))
+    C = host(L @ L.mT)
+    np.testing.assert_allclose(np.diagonal(C, axis1=-2, axis2=-1), 1.0, rtol=1e-12)
+    # off-diagonal correlations are symmetric about 0 and bounded by 1 (variance <= 1)
+    _within_standard_errors(C[..., 1, 0], np.zeros(3), np.ones(3))
+    _within_standard_errors(C[..., 2, 1], np.zeros(3), np.ones(3))
+    # the marginal of a correlation is Beta(eta - 1 + d/2, same) on [-1, 1]: variance 1 / (2 eta + d - 1); the
+    # squares lie in [0, 1] (variance <= 1). Only the first correlation: torch 2.13's onion sampler, which npusim
+    # follows draw for draw, spreads the rows below the second wider than this marginal (its Beta parameters)
+    eta = np.array([0.5, 1.0, 2.5])
+    _within_standard_errors(C[..., 1, 0] ** 2, 1 / (2 * eta + 2), np.ones(3))
+
+
 def test_closed_forms(device):
     t = lambda v: mk(npusim, v, device)   # noqa: E731
     # Cauchy at its location: 1 / (pi scale)
@@ -273,6 +331,13 @@ def test_closed_forms(device):
     # Weibull with concentration 1 is Exponential(1 / scale); Pareto cdf 1 - (scale / x)^alpha
     np.testing.assert_allclose(host(D.Weibull(t([2.0]), t([1.0])).log_prob(t([3.0]))).item(), math.log(0.5) - 1.5)
     np.testing.assert_allclose(host(D.Pareto(t([2.0]), t([3.0])).cdf(t([4.0]))).item(), 1 - 0.125)
+    # Kumaraswamy cdf 1 - (1 - x^a)^b via its transforms; GeneralizedPareto(concentration 0) is exponential
+    np.testing.assert_allclose(host(D.Kumaraswamy(t([2.0]), t([3.0])).cdf(t([0.5]))).item(), 1 - 0.75 ** 3)
+    gp = D.GeneralizedPareto(t([1.0]), t([2.0]), t([0.0]))
+    np.testing.assert_allclose(host(gp.log_prob(t([3.0]))).item(), math.log(0.5) - 1.0)
+    # InverseGamma(a, b): b^a / Gamma(a) x^(-a-1) exp(-b / x)
+    ig = D.InverseGamma(t([3.0]), t([2.0])).log_prob(t([0.5]))
+    np.testing.assert_allclose(host(ig).item(), math.log(8 / 2 * 0.5 ** -4 * math.exp(-4)), rtol=1e-12)
     # LowRankMultivariateNormal equals the full MultivariateNormal with covariance W W^T + D
     w, dg, loc = t(W), t([0.5, 1.0, 2.0]), t([0.1, 0.2, 0.3])
     lr = D.LowRankMultivariateNormal(loc, w, dg)
@@ -297,6 +362,9 @@ def test_densities_integrate_to_one():
     vm = D.VonMises(mk(npusim, [0.5]), mk(npusim, [2.0]))
     assert abs(_integral(lambda x: np.exp(host(vm.log_prob(mk(npusim, x[:, None]))))[:, 0], -math.pi, math.pi)
                - 1) < 1e-5   # A&S's Bessel polynomial approximation is good to ~1e-7 relative
+    cb = D.ContinuousBernoulli(probs=mk(npusim, [0.2, 0.4995]))
+    got = _integral(lambda x: np.exp(host(cb.log_prob(mk(npusim, x[:, None])))), 0.0, 1.0)
+    np.testing.assert_allclose(got, 1.0, atol=1e-6)
 
 
 def test_rsample_gradients(device):
@@ -306,11 +374,28 @@ def test_rsample_gradients(device):
     g_loc, g_scale = npusim.autograd.grad(x.sum(), (loc, scale))
     np.testing.assert_allclose(host(g_loc), 1.0)
     np.testing.assert_allclose(host(g_scale), (host(x.detach()) - 1.0) / 2.0, rtol=1e-12)   # dx/dscale = eps
+    probs = mk(npusim, PROBS, device).requires_grad_()
+    y = D.OneHotCategoricalStraightThrough(probs=probs).rsample()
+    (g,) = npusim.autograd.grad((y * mk(npusim, [1.0, 2.0, 3.0], device)).sum(), probs)
+    # straight-through: the gradient of the normalised probs, as if the sample were the probs
+    p = np.array(PROBS)
+    expected = np.array([1.0, 2.0, 3.0]) / p.sum(-1, keepdims=True) - (p * [1.0, 2.0, 3.0]).sum(-1, keepdims=True) / p.sum(-1, keepdims=True) ** 2
+    np.testing.assert_allclose(host(g), expected, rtol=1e-12)
     temp = mk(npusim, 0.5, device)
     logits = mk(npusim, LOC, device).requires_grad_()
     z = D.RelaxedOneHotCategorical(temp, logits=logits).rsample((2,))
     (g,) = npusim.autograd.grad((z[..., 0]).sum(), logits)
     assert np.all(np.isfinite(host(g))) and np.any(host(g) != 0)
+
+
+def test_wishart_rsample_is_positive_definite_and_reproducible(device):
+    d = CASES["wishart"][0](npusim, device)
+    npusim.manual_seed(1)
+    a = d.rsample((5,))
+    npusim.manual_seed(1)
+    b = d.rsample((5,))
+    np.testing.assert_array_equal(host(a), host(b))
+    assert bool(constraints.positive_definite.check(a).all())
 
 
 def test_errors_and_validation():
@@ -320,6 +405,8 @@ def test_errors_and_validation():
         D.Geometric(probs=mk(npusim, [0.0, 0.5]), validate_args=True)
     with pytest.raises(ValueError, match="Expected parameter scale"):
         D.Cauchy(0.0, mk(npusim, [-1.0]), validate_args=True)
+    with pytest.raises(ValueError, match="dim to be an integer greater than or equal to 2"):
+        D.LKJCholesky(1)
     with pytest.raises(ValueError, match="does not equal"):
         D.MixtureSameFamily(D.Categorical(probs=mk(npusim, [0.5, 0.5])), D.Normal(mk(npusim, [0.0] * 3), 1.0))
     with pytest.raises(ValueError, match="within the support"):
@@ -339,11 +426,49 @@ KL_PAIRS = {
     "geometric": lambda L, d: (dists(L).Geometric(mk(L, PROBS, d)), dists(L).Geometric(logits=mk(L, LOC, d))),
     "pareto": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[3.0, 2.0, 1.0]], d)),
                             dists(L).Pareto(mk(L, SCALE[::-1], d), 2.0)),
+    "continuous_bernoulli": lambda L, d: (dists(L).ContinuousBernoulli(mk(L, [[0.2, 0.4995, 0.9]], d)),
+                                          dists(L).ContinuousBernoulli(logits=mk(L, LOC, d))),
     "lowrank_lowrank": lambda L, d: (_lowrank(L, d), _lowrank(L, d, 0.5)),
     "mvn_lowrank": lambda L, d: (dists(L).MultivariateNormal(mk(L, LOC, d), covariance_matrix=mk(L, COV, d)),
                                  _lowrank(L, d, 0.5)),
     "lowrank_mvn": lambda L, d: (_lowrank(L, d), dists(L).MultivariateNormal(mk(L, LOC[0], d),
                                                                             covariance_matrix=mk(L, COV, d))),
+    "wishart_expfamily": lambda L, d: (dists(L).Wishart(mk(L, [4.0, 6.5], d), covariance_matrix=mk(L, COV, d)),
+                                       dists(L).Wishart(mk(L, 5.0, d), scale_tril=mk(L, np.diag([1.0, 2.0, 0.5]).tolist(), d))),
+    "beta_normal": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), mk(L, SCALE[::-1], d)), dists(L).Normal(mk(L, LOC, d), 2.0)),
+    "beta_continuous_bernoulli": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), 1.5), dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
+    # Uniform and Pareto parameters of the batch's full shape: torch assigns infinities through a mask of it
+    "beta_uniform": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), 1.5), dists(L).Uniform(mk(L, [[-0.1, 0.0, 0.2]] * 2, d), 1.0)),
+    "continuous_bernoulli_normal": lambda L, d: (dists(L).ContinuousBernoulli(mk(L, PROBS, d)),
+                                                 dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d))),
+    "continuous_bernoulli_uniform": lambda L, d: (dists(L).ContinuousBernoulli(mk(L, PROBS[0], d)),
+                                                  dists(L).Uniform(mk(L, [-0.1, 0.0, 0.2], d), mk(L, [1.0, 1.5, 1.0], d))),
+    "exponential_gamma": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Gamma(mk(L, SCALE[::-1], d), 2.0)),
+    "exponential_normal": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Normal(mk(L, LOC, d), 1.5)),
+    "exponential_gumbel": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Gumbel(mk(L, LOC, d), 1.5)),
+    "gamma_normal": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Normal(mk(L, LOC, d), 1.5)),
+    "gamma_gumbel": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Gumbel(mk(L, LOC, d), 1.5)),
+    "gamma_exponential": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Exponential(mk(L, SCALE[::-1], d))),
+    "gumbel_normal": lambda L, d: (dists(L).Gumbel(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
+    "laplace_normal": lambda L, d: (dists(L).Laplace(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
+    "normal_gumbel": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Gumbel(0.5, mk(L, SCALE[::-1], d))),
+    "normal_laplace": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Laplace(0.5, mk(L, SCALE[::-1], d))),
+    "normal_pareto": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Pareto(1.0, mk(L, SCALE, d))),
+    "pareto_exponential": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)),
+                                        dists(L).Exponential(mk(L, SCALE[::-1], d))),
+    "pareto_gamma": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)), dists(L).Gamma(2.0, mk(L, SCALE, d))),
+    "pareto_normal": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[1.8, 2.5, 3.0]], d)), dists(L).Normal(mk(L, LOC, d), 1.5)),
+    "uniform_beta": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), mk(L, [[1.0, 0.7, 0.5]] * 2, d)),
+                                  dists(L).Beta(mk(L, SCALE, d), 2.0)),
+    "uniform_continuous_bernoulli": lambda L, d: (dists(L).Uniform(mk(L, [[0.1, 0.2, -0.1]], d), mk(L, [[0.9, 1.0, 0.5]], d)),
+                                                  dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
+    "uniform_exponential": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5), dists(L).Exponential(mk(L, SCALE, d))),
+    "uniform_gamma": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5), dists(L).Gamma(2.0, mk(L, SCALE, d))),
+    "uniform_gumbel": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5), dists(L).Gumbel(mk(L, LOC, d), 2.0)),
+    "uniform_normal": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5), dists(L).Normal(mk(L, LOC, d), 2.0)),
+    "uniform_pareto": lambda L, d: (dists(L).Uniform(mk(L, [[1.0, 0.2, 2.1]] * 2, d), 3.0), dists(L).Pareto(mk(L, [[0.5, 1.0, 2.0]], d), 2.0)),
+    "bernoulli_poisson": lambda L, d: (dists(L).Bernoulli(mk(L, PROBS, d)), dists(L).Poisson(mk(L, SCALE, d))),
+    "infinite_pairs": lambda L, d: (dists(L).Normal(mk(L, LOC, d), 1.0), dists(L).Exponential(mk(L, SCALE, d))),
 }
 
 
@@ -363,3 +488,4 @@ def test_kl_closed_forms(device):
     np.testing.assert_allclose(host(D.kl_divergence(lr, lr)), 0.0, atol=1e-12)
     g = D.Geometric(mk(npusim, [0.3], device))
     np.testing.assert_allclose(host(D.kl_divergence(g, g)), 0.0, atol=1e-12)
+    assert host(D.kl_divergence(D.Normal(mk(npusim, [0.0], device), 1.0), D.Pareto(1.0, 2.0)))[0] == math.inf

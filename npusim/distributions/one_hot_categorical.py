@@ -9,7 +9,7 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .utils import _EMPTY_SIZE
 
-__all__ = ["OneHotCategorical"]
+__all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
@@ -86,3 +86,15 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A ``OneHotCategorical`` whose ``rsample`` passes gradients to ``probs`` by the straight-through estimator
+    (Bengio et al., 2013): the one-hot sample in the forward pass, the identity's gradient in the backward."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=_EMPTY_SIZE):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs  # cached by the lazy property
+        return samples + (probs - probs.detach())
