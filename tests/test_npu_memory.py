@@ -254,7 +254,9 @@ def test_allocator_out_of_memory_message_and_recovery():
         "npu out of memory. Tried to allocate 5.00 MiB. npu 3 has a total capacity of 10.00 MiB of which 4.00 MiB "
         "is free. Of the allocated memory 6.00 MiB is allocated by npusim, and 0 bytes is reserved by npusim but "
         f"unallocated. Requested: {5 * MiB} bytes, allocated: {6 * MiB} bytes, reserved: {6 * MiB} bytes, free: "
-        f"{4 * MiB} bytes.")
+        f"{4 * MiB} bytes. The NPUSIM_DEVICE_MEMORY environment variable sets an emulated npu's capacity (16GiB by "
+        "default): run with NPUSIM_DEVICE_MEMORY=32MiB (say) to try a larger device; on a GPU the npu has the GPU's "
+        "own memory.")
     assert a.allocated == 6 * MiB and a.memory_stats()["num_ooms"] == 1
     a.free(held, 6 * MiB)
     assert a.malloc(5 * MiB) == 6 * MiB    # 5 MiB fits the cached 6 MiB segment

@@ -48,6 +48,15 @@ def format_size(n: int) -> str:
     return f"{n:.2f} TiB"
 
 
+def _larger_capacity(capacity: int, needed: int) -> str:
+    """An NPUSIM_DEVICE_MEMORY value (whole MiB or GiB, a power of two) at least double ``capacity`` and above
+    ``needed``, to suggest in the out-of-memory message."""
+    n = 1 << 20
+    while n < 2 * capacity or n <= needed:
+        n <<= 1
+    return f"{n >> 30}GiB" if n >= 1 << 30 else f"{n >> 20}MiB"
+
+
 def block_size(nbytes: int) -> int:
     """The bytes an allocation of ``nbytes`` counts as allocated (torch rounds to 512)."""
     return -(-nbytes // _BLOCK_ROUND) * _BLOCK_ROUND
@@ -330,7 +339,10 @@ class DeviceAllocator:
             f"{format_size(self.capacity)} of which {format_size(free)} is free{extra}. Of the allocated memory "
             f"{format_size(alloc)} is allocated by npusim, and {format_size(self._reserved - alloc)} is reserved "
             f"by npusim but unallocated. Requested: {nbytes} bytes, allocated: {alloc} bytes, reserved: "
-            f"{self._reserved} bytes, free: {free} bytes.")
+            f"{self._reserved} bytes, free: {free} bytes. The NPUSIM_DEVICE_MEMORY environment variable sets an "
+            f"emulated npu's capacity (16GiB by default): run with NPUSIM_DEVICE_MEMORY="
+            f"{_larger_capacity(self.capacity, alloc + nbytes)} (say) to try a larger device; on a GPU the npu "
+            f"has the GPU's own memory.")
 
     def memory_stats(self) -> dict:
         """torch.cuda.memory_stats' keys. Without streams, active == allocated and nothing is split."""

@@ -95,8 +95,16 @@ def _canonical_type(name: str) -> str:
         return PRIVATEUSE1
     if name in KNOWN_TYPES:
         return name
-    raise RuntimeError("Expected one of " + ", ".join(KNOWN_TYPES)
+    raise RuntimeError("Expected one of " + ", ".join(_valid_type_names())
                        + f" device type at start of device string: {name}")
+
+
+def _valid_type_names():
+    """torch's list of device types, with the PrivateUse1 backend's own name (npu) after privateuseone: torch
+    lists only the latter, which would not tell a user that "npu" is the name to use."""
+    if _backend_name == PRIVATEUSE1:
+        return KNOWN_TYPES
+    return [*KNOWN_TYPES, _backend_name]
 
 
 def _parse(s: str):
