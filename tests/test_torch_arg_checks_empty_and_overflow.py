@@ -302,3 +302,13 @@ def test_the_first_bad_index_item_is_reported(device, shape, index, error, messa
     with pytest.raises(error, match=message):
         t[index] = 1.0
     assert not host(t).any()
+
+
+def test_roll_of_an_empty_tensor_takes_any_dim(device):
+    # torch copies an empty tensor before it looks at the dims (their number must still match the shifts)
+    _like(npusim.ones(0, device=device).roll(3, -3), (0,), npusim.float32, [])
+    _like(npusim.ones(2, 0, device=device).roll((1, 2), (5, 6)), (2, 0), npusim.float32, [[], []])
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        npusim.ones(2, 0, device=device).roll((1, 2), (5,))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        npusim.ones(3, device=device).roll(3, 5)

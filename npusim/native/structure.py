@@ -214,6 +214,8 @@ def roll(self, shifts, dims=()):
     if len(shifts) != len(dims) and (dims or len(shifts) != 1):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     a = self._a
+    if a.size == 0:   # torch returns a copy before it looks at the dims
+        return C.make(a.copy(), self._device)
     if not dims:
         return C.make(KS.roll_flat(a, shifts[0]), self._device)
     axes = [C.sized_dim(d, a.ndim) for d in dims]
