@@ -168,6 +168,8 @@ CASES = [
     ("sum-dim-None-keepdim", lambda L: L.ones(2, 3).sum(dim=None, keepdim=True)),
     ("sum-dim-2**70", lambda L: L.ones(2).sum(2 ** 70)),
     ("logsumexp-dim-2**70", lambda L: L.ones(2).logsumexp(2 ** 70)),
+    ("amin-dim-2**70", lambda L: L.amin(L.ones(3, 1), 2 ** 70)),
+    ("amax-dim-tuple-2**70", lambda L: L.ones(3, 1).amax((2 ** 70,))),
     ("moveaxis-2**70", lambda L: L.ones(2, 3).moveaxis(0, 2 ** 70)),
     ("requires_grad-int", lambda L: L.empty(2, requires_grad=1)),
     ("requires_grad-None", lambda L: L.zeros(2, requires_grad=None)),

@@ -488,6 +488,8 @@ def _amax_like(name):
 
     def fn(input, dim=(), keepdim=False, *, out=None):
         _check_input(input, name)
+        if dim.__class__ is int and not -2 ** 63 <= dim < 2 ** 63:   # torch's parser reads one int as int64
+            raise ValueError("Overflow when unpacking long long")
         dims = [] if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
         return f(input, dims, keepdim) if out is None else fo(input, dims, keepdim, out=out)
 
