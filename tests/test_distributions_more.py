@@ -489,3 +489,120 @@ def test_kl_closed_forms(device):
     g = D.Geometric(mk(npusim, [0.3], device))
     np.testing.assert_allclose(host(D.kl_divergence(g, g)), 0.0, atol=1e-12)
     assert host(D.kl_divergence(D.Normal(mk(npusim, [0.0], device), 1.0), D.Pareto(1.0, 2.0)))[0] == math.inf
+
+
+# ---- class-level parity with torch ---------------------------------------------------------------------
+
+@pytest.mark.oracle
+def test_every_torch_distribution_exists_with_torchs_class_attributes(torch):
+    import inspect
+    assert sorted(set(torch.distributions.__all__) - set(D.__all__)) == []
+    for name in torch.distributions.__all__:
+        theirs, ours = getattr(torch.distributions, name), getattr(D, name)
+        if not (inspect.isclass(theirs) and issubclass(theirs, torch.distributions.Distribution)):
+            continue
+        assert issubclass(ours, D.Distribution), name
+        for attr in ("has_rsample", "has_enumerate_support"):
+            if isinstance(getattr(theirs, attr), bool):
+                assert getattr(ours, attr) == getattr(theirs, attr), (name, attr)
+        expected = theirs.__dict__.get("arg_constraints")
+        if isinstance(expected, dict):   # class-level (not a property of the instance)
+            got = ours.__dict__["arg_constraints"]
+            assert {k: repr(v) for k, v in got.items()} == {k: repr(v) for k, v in expected.items()}, name
+        support = theirs.__dict__.get("support")
+        if isinstance(support, torch.distributions.constraints.Constraint) and not isinstance(support, property):
+            assert repr(ours.__dict__["support"]) == repr(support), name
+
+
+INVALID = {
+    "Cauchy": lambda L: dists(L).Cauchy(mk(L, [0.0]), mk(L, [-1.0]), validate_args=True),
+    "HalfNormal": lambda L: dists(L).HalfNormal(mk(L, [0.0]), validate_args=True),
+    "Weibull": lambda L: dists(L).Weibull(mk(L, [1.0]), mk(L, [-2.0]), validate_args=True),
+    "Pareto": lambda L: dists(L).Pareto(mk(L, [-1.0]), mk(L, [2.0]), validate_args=True),
+    "VonMises": lambda L: dists(L).VonMises(mk(L, [0.0]), mk(L, [0.0]), validate_args=True),
+    "Geometric": lambda L: dists(L).Geometric(mk(L, [1.5]), validate_args=True),
+    "NegativeBinomial": lambda L: dists(L).NegativeBinomial(mk(L, [2.0]), mk(L, [1.0]), validate_args=True),
+    "Multinomial": lambda L: dists(L).Multinomial(3, mk(L, [-0.5, 1.5]), validate_args=True),
+    "LowRankMultivariateNormal": lambda L: dists(L).LowRankMultivariateNormal(
+        mk(L, [0.0, 0.0]), mk(L, [[0.1], [0.1]]), mk(L, [1.0, -1.0]), validate_args=True),
+    "RelaxedBernoulli": lambda L: dists(L).RelaxedBernoulli(mk(L, 1.0), mk(L, [1.5]), validate_args=True),
+    "Kumaraswamy": lambda L: dists(L).Kumaraswamy(mk(L, [1.0]), mk(L, [0.0]), validate_args=True),
+    "InverseGamma": lambda L: dists(L).InverseGamma(mk(L, [-1.0]), mk(L, [1.0]), validate_args=True),
+    "FisherSnedecor": lambda L: dists(L).FisherSnedecor(mk(L, [1.0]), mk(L, [-1.0]), validate_args=True),
+    "LKJCholesky": lambda L: dists(L).LKJCholesky(3, mk(L, [-1.0]), validate_args=True),
+    "GeneralizedPareto": lambda L: dists(L).GeneralizedPareto(mk(L, [0.0]), mk(L, [-1.0]), mk(L, [0.1]),
+                                                              validate_args=True),
+    "ContinuousBernoulli": lambda L: dists(L).ContinuousBernoulli(mk(L, [1.5]), validate_args=True),
+    "Wishart": lambda L: dists(L).Wishart(mk(L, 3.0), covariance_matrix=mk(L, [[1.0, 2.0], [2.0, 1.0]]),
+                                          validate_args=True),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_invalid_parameters_raise_as_torch(torch, name):
+    with pytest.raises(ValueError) as theirs:
+        INVALID[name](torch)
+    with pytest.raises(ValueError) as ours:
+        INVALID[name](npusim)
+    # the same message up to the library's names and tensor printing
+    assert str(ours.value).split("(")[0] == str(theirs.value).split("(")[0], (str(ours.value), str(theirs.value))
+
+
+# ---- reparameterised samples: autograd against finite differences of the seeded sampler -------------------
+
+class _TensorFactoryPatch:
+    """Replaces ``npusim.tensor`` while a builder runs: the i-th tensor made is a gradient leaf (recorded) or is
+    shifted by ``shifts[i]``."""
+
+    def __init__(self, leaves=None, shifts=None):
+        self.leaves, self.shifts, self.count = leaves, shifts or {}, 0
+
+    def __enter__(self):
+        self.real = npusim.tensor
+
+        def tensor(values, **kw):
+            t = self.real(values, **kw)
+            i, self.count = self.count, self.count + 1
+            if self.leaves is not None:
+                t.requires_grad_()
+                self.leaves.append(t)
+            elif i in self.shifts:
+                t = t + self.shifts[i]
+            return t
+        npusim.tensor = tensor
+        return self
+
+    def __exit__(self, *exc):
+        npusim.tensor = self.real
+
+
+REPARAMETERISED = ["cauchy", "half_normal", "half_cauchy", "weibull", "pareto", "lowrank_mvn", "relaxed_bernoulli",
+                   "relaxed_bernoulli_logits", "relaxed_one_hot", "exp_relaxed_categorical", "continuous_bernoulli",
+                   "continuous_bernoulli_logits", "kumaraswamy", "logistic_normal"]
+
+
+@pytest.mark.parametrize("name", REPARAMETERISED)
+def test_rsample_derivatives_match_finite_differences(device, name):
+    # a seeded rsample is a deterministic, smooth function of the parameters (the draws do not depend on them):
+    # its autograd derivative must equal a central difference. h = 1e-6 in float64: truncation ~h^2, rounding
+    # ~1e-16 / h = 1e-10 relative, so 1e-5 leaves a wide margin
+    def f(**patch):
+        with _TensorFactoryPatch(**patch):
+            d = CASES[name][0](npusim, device)
+        npusim.manual_seed(17)
+        x = d.rsample((3,))
+        return (x * npusim.linspace(0.5, 1.5, x.shape[-1], dtype=x.dtype, device=x.device)).sum()
+
+    leaves = []
+    value = f(leaves=leaves)
+    grads = npusim.autograd.grad(value, leaves, allow_unused=True)
+    h = 1e-6
+    for i, (leaf, g) in enumerate(zip(leaves, grads)):
+        g = np.zeros(tuple(leaf.shape)) if g is None else host(g)
+        for j in range(leaf.numel()):
+            e = npusim.zeros(leaf.numel(), dtype=leaf.dtype, device=leaf.device)
+            e[j] = h
+            e = e.reshape(leaf.shape)
+            numeric = (host(f(shifts={i: e})) - host(f(shifts={i: -e}))) / (2 * h)
+            np.testing.assert_allclose(g.reshape(-1)[j], numeric, rtol=1e-5, atol=1e-7, err_msg=f"leaf {i}[{j}]")
