@@ -169,6 +169,8 @@ CASES = [
     ("sum-dim-2**70", lambda L: L.ones(2).sum(2 ** 70)),
     ("logsumexp-dim-2**70", lambda L: L.ones(2).logsumexp(2 ** 70)),
     ("amin-dim-2**70", lambda L: L.amin(L.ones(3, 1), 2 ** 70)),
+    ("split-sizes-of-0d", lambda L: L.tensor(1.).split((1,), 0)),
+    ("split-negative-size-before-the-dim", lambda L: L.ones(1).split(-1, -3)),
     ("amax-dim-tuple-2**70", lambda L: L.ones(3, 1).amax((2 ** 70,))),
     ("moveaxis-2**70", lambda L: L.ones(2, 3).moveaxis(0, 2 ** 70)),
     ("requires_grad-int", lambda L: L.empty(2, requires_grad=1)),

@@ -466,11 +466,11 @@ def split(self, split_size, dim=0):
     a = self._a
     if a.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
+    split_size = int(split_size)
+    if split_size < 0:   # checked before the dim, as torch's
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     d = _wrap_dim(dim, a.ndim)
     n = a.shape[d]
-    split_size = int(split_size)
-    if split_size < 0:
-        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={split_size}")
     if split_size == 0 and n != 0:
         raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}")
     pre = (slice(None),) * d
@@ -481,6 +481,8 @@ def split(self, split_size, dim=0):
 
 def split_with_sizes(self, split_sizes, dim=0):
     a = self._a
+    if a.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = _wrap_dim(dim, a.ndim)
     sizes = _ints(split_sizes, "split_sizes")
     if any(s < 0 for s in sizes):
