@@ -1,9 +1,11 @@
-"""Probability distributions (a subset of ``torch.distributions``), built from npusim tensor ops so that
-``log_prob`` and ``rsample`` are differentiable, and sampled from npusim's Philox streams so that a seed
-gives the same samples on every device.
+"""Probability distributions, transforms, constraints and KL pairs (all of ``torch.distributions``), built from
+npusim tensor ops so that ``log_prob`` and ``rsample`` are differentiable, and sampled from npusim's Philox
+streams so that a seed gives the same samples on every device.
 
-Gamma-based samples (``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``StudentT``) have no gradient with respect to
-the concentration (torch's implicit reparameterisation is not implemented); ``Gamma.cdf`` is not available."""
+Gamma-based samples (``Gamma``, ``Chi2``, ``Beta``, ``Dirichlet``, ``StudentT`` and ``FisherSnedecor``,
+``InverseGamma``, ``Wishart`` built on them) have no gradient with respect to the concentration (torch's
+implicit reparameterisation is not implemented); ``Gamma.cdf`` and ``Chi2.cdf`` are not available (npusim has
+no ``special.gammainc``)."""
 from __future__ import annotations
 
 from . import constraints, transforms
