@@ -125,6 +125,27 @@ def test_ops_match_cpu(i):
     torch.testing.assert_close(got.cpu(), OPS[i](a, b), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64])
+def test_elementwise_fast_paths_keep_torchs_rules(dtype):
+    a = (torch.arange(6.0).reshape(2, 3) + 1).to(dtype)
+    b = torch.tensor([2.0, 3.0, 4.0]).to(dtype)
+    cases = [lambda x, y: x + y, lambda x, y: x - y * 2, lambda x, y: x * 2.5, lambda x, y: x / y,
+             lambda x, y: 3 - x, lambda x, y: x + y.double(), lambda x, y: torch.add(x, y, alpha=2),
+             lambda x, y: x[:, 0] * x.t()[0], lambda x, y: torch.div(x, y, rounding_mode="floor"),
+             lambda x, y: x + torch.tensor(1.5)]
+    for i, f in enumerate(cases):
+        want = f(a, b)
+        got = f(a.to("npu"), b.to("npu"))
+        assert got.dtype == want.dtype and got.shape == want.shape, i
+        torch.testing.assert_close(got.cpu(), want, msg=lambda m: f"case {i}: {m}")
+    if dtype.is_floating_point:
+        x = a.to("npu")
+        x.mul_(b.to("npu")).add_(1).sub_(0.5).div_(2)
+        torch.testing.assert_close(x.cpu(), a.mul(b).add(1).sub(0.5).div(2))
+    with pytest.raises(RuntimeError):
+        b.to("npu").add_(a.to("npu"))     # the result would not fit self
+
+
 def test_in_place_and_out_results_are_the_arguments():
     x = torch.ones(3, device="npu")
     assert x.add_(1) is x and x.cpu().tolist() == [2.0] * 3

@@ -8,8 +8,6 @@ and version counters are torch's own; npusim's kernels see every npu tensor as a
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 import torch
 
@@ -48,51 +46,21 @@ def _root(a):
 
 
 def _flat_bytes(root):
-    """``root``'s bytes as one contiguous 1-D uint8 array (any dense layout), or None when it has gaps."""
-    if root.flags.c_contiguous or root.flags.f_contiguous:
-        return root.reshape(-1, order="A").view("uint8") if root.ndim != 1 or root.dtype != "uint8" else root
+    """An array over all of ``root``'s bytes usable as a buffer (C-contiguous), or None when it has gaps."""
+    if root.flags.c_contiguous:
+        return root
+    if root.flags.f_contiguous:
+        return root.reshape(-1, order="A")
     return None
 
 
-class _Owner:
-    """What a storage over npusim memory keeps: the npusim tensor (its accounting) and the memory's bytes."""
-
-    __slots__ = ("nt", "flat", "__weakref__")
-
-    def __init__(self, nt, flat):
-        self.nt = nt
-        self.flat = flat
-
-
-# address -> _Owner, for the storage objects torch's C++ wraps anew around the same memory (legacy pickling)
-_owners: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
-
-
-def _owner(st):
-    owner = _owners.get(st.data_ptr())
-    if owner is None or st.nbytes() > owner.flat.nbytes:
-        return None
-    return owner
-
-
 def storage_of(nt):
-    """A torch PrivateUse1 storage over the memory of npusim npu tensor ``nt``, and that memory's bytes."""
+    """A torch PrivateUse1 storage over the memory of npusim npu tensor ``nt``, and that memory as a buffer."""
     flat = _flat_bytes(_root(array_of(nt)))
-    address = _address(flat)
-    st = _storage_at(address, DEVICE, flat.nbytes)
+    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
     st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
     st._npusim_root = flat
-    st._npusim_owner = _owners[address] = _Owner(nt, flat)
     return st, flat
-
-
-def _dense(nt):
-    """``nt``, or a dense copy when torch cannot describe its array (negative strides, a root with gaps)."""
-    a = array_of(nt)
-    if any(s < 0 for s in a.strides) or _flat_bytes(_root(a)) is None:
-        xp = _hooks.array_namespace(NPUSIM_DEVICE)
-        return from_array(xp.ascontiguousarray(a), NPUSIM_DEVICE)
-    return nt
 
 
 def adopt(nt, dtype=None):
@@ -100,18 +68,46 @@ def adopt(nt, dtype=None):
     if dtype is None:
         dtype = TORCH[nt.dtype]
     t = _empty_shell((0,), dtype)
+    a = array_of(nt)
+    if a.base is None and a.flags.c_contiguous:     # a fresh result: the common case, its own root
+        st = _storage_at(_address(a), DEVICE, a.nbytes)
+        st._npusim = nt
+        st._npusim_root = a
+        item = a.itemsize
+        _set_storage(CPU_KEYS, t, st, 0, a.shape, [s // item for s in a.strides])
+        return t
     set_onto(t, nt)
     return t
 
 
 def set_onto(t, nt) -> None:
     """Point torch npu tensor ``t`` at npusim tensor ``nt``'s memory (metadata only, torch's CPU ``set_``)."""
-    nt = _dense(nt)
     a = array_of(nt)
-    st, flat = storage_of(nt)
+    flat = _flat_bytes(_root(a))
+    if flat is None or any(s < 0 for s in a.strides):    # torch cannot describe it: a dense copy
+        xp = _hooks.array_namespace(NPUSIM_DEVICE)
+        nt = from_array(xp.ascontiguousarray(a), NPUSIM_DEVICE)
+        a = flat = array_of(nt)
+    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
+    st._npusim = nt
+    st._npusim_root = flat
     item = a.itemsize
-    offset = (_address(a) - _address(flat)) // item if a.size else 0
+    offset = (_address(a) - _address(flat)) // item if a.size and a is not flat else 0
     _set_storage(CPU_KEYS, t, st, offset, a.shape, [s // item for s in a.strides])
+
+
+def _borrowed(st):
+    """The memory of an npu storage torch's C++ wrapped anew (legacy pickling wraps the same memory in a new
+    storage object, without this package's attributes): a uint8 array over it, valid while the caller holds
+    the storage, and an npusim tensor standing for it."""
+    import ctypes
+    n = st.nbytes()
+    if not n or st.device.type != "npu":
+        return None
+    if _hooks.array_namespace(NPUSIM_DEVICE) is not np:
+        return None
+    flat = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(st.data_ptr()))
+    return flat
 
 
 def array_view(t):
@@ -120,9 +116,9 @@ def array_view(t):
     try:
         root = st._npusim_root
     except AttributeError:
-        owner = _owner(st)
-        if owner is not None:
-            root = owner.flat
+        root = _borrowed(st)
+        if root is not None:
+            pass
         elif t.numel() == 0:
             return _hooks.array_namespace(NPUSIM_DEVICE).empty(tuple(t.shape), NUMPY[t.dtype])
         else:
@@ -146,9 +142,8 @@ def npusim_view(t):
     try:
         base = st._npusim
     except AttributeError:
-        owner = _owner(st)
-        if owner is not None:
-            base = owner.nt
+        if _borrowed(st) is not None and t.dtype in NPUSIM:      # a copy npusim accounts while it lives
+            return from_array(array_view(t).copy(), NPUSIM_DEVICE)
         elif t.numel() == 0 and t.dtype in NPUSIM:
             return npusim.empty(tuple(t.shape), dtype=NPUSIM[t.dtype], device=NPUSIM_DEVICE)
         else:

@@ -4,11 +4,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from npusim.privateuse1 import from_array
+from npusim.privateuse1 import from_array, get_device_hooks
 
-from .adoption import NPUSIM_CPU, array_view, npusim_view
+from .adoption import NPUSIM_CPU, NPUSIM_DEVICE, array_view, npusim_view
+from .dtypes import NUMPY
 
 _NPU = "npu"
+_xp = get_device_hooks("npu").array_namespace(NPUSIM_DEVICE)
 
 
 def host_npusim(t):
@@ -29,12 +31,31 @@ def as_npusim(t):
     return npusim_view(t) if t.device.type == _NPU else host_npusim(t)
 
 
+def host_array(t):
+    """A NumPy array aliasing torch CPU tensor ``t``'s elements."""
+    t = t.detach()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    if t.dtype is torch.bfloat16:
+        return t.view(torch.uint16).numpy().view(NUMPY[torch.bfloat16])
+    return t.numpy()
+
+
 def copy_(self, src, non_blocking=False):
-    if self.device.type == _NPU and src.device.type == _NPU and self.dtype == src.dtype:
+    """Element-wise assignment between the arrays (NumPy's casting and broadcasting, as torch's copy_)."""
+    if self.device.type == _NPU:
         dst = array_view(self)
-        dst[...] = array_view(src)
+        values = array_view(src) if src.device.type == _NPU else host_array(src)
+        if dst.__class__ is not values.__class__:
+            values = _xp.asarray(values)
+        dst[...] = values
         return self
-    as_npusim(self).copy_(as_npusim(src))
+    values = array_view(src)
+    if values.__class__ is not np.ndarray:
+        values = values.get()
+    host_array(self)[...] = values
     return self
 
 

@@ -142,10 +142,11 @@ def candidates():
         yield qual, op, nop
 
 
-def register(lib) -> list:
-    served = []
+def register(lib) -> dict:
+    """Registers the adapters; returns them by op name ('add.Tensor')."""
+    served = {}
     for qual, op, nop in candidates():
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments)
-        lib.impl(qual, adapter(op, nop, mutates), "PrivateUse1")
-        served.append(qual)
+        served[qual] = adapter(op, nop, mutates)
+        lib.impl(qual, served[qual], "PrivateUse1")
     return served

@@ -18,7 +18,10 @@ def install() -> None:
     if name != "npu":
         torch.utils.rename_privateuse1_backend("npu")    # before the modules below name torch.device("npu")
 
-    from . import array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback, kernels, refusals, rnn_cells, views
+    from . import (
+        array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback, fast_kernels, kernels,
+        refusals, rnn_cells, views,
+    )
     from .hooks import NpuDeviceGuard, NpuHooks
 
     # torch.utils.backend_registration._setup_privateuseone_for_python_backend's steps, after the rename
@@ -29,7 +32,9 @@ def install() -> None:
     aten = torch.library.Library("aten", "IMPL")
     everything = torch.library.Library("_", "IMPL")
     _libraries.extend([aten, everything])
-    served_ops.extend(kernels.register(aten))
+    general = kernels.register(aten)
+    served_ops.extend(general)
+    fast_kernels.register(aten, general)
     views.register(aten)
     factories.register(aten)
     copy.register(aten)
