@@ -198,8 +198,9 @@ def arange(start=0, end=_NO_END, step=1, *, out=None, dtype=None, layout=None, d
     for v in (start, end, step):   # torch parses a number as int64 or uint64, then needs an int64
         if v.__class__ is int and not -2 ** 63 <= v < 2 ** 64:
             raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
-    for v in (start, end, step):
-        if v.__class__ is int and v >= 2 ** 63:
+    int64 = dtype is D.int64 or dtype is None and not any(isinstance(v, float) for v in (start, end, step))
+    for v in (start, end, step):   # an int64 result reads its numbers as int64; others as doubles
+        if int64 and v.__class__ is int and v >= 2 ** 63:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
     if step != step:   # NaN
         raise RuntimeError("step must be nonzero")
