@@ -53,7 +53,8 @@ CASES = {
         dists(L).Categorical(probs=mk(L, PROBS[0], d)),
         dists(L).Independent(dists(L).Normal(mk(L, [LOC[0], LOC[1], SCALE[0]], d), mk(L, [SCALE[0]] * 3, d)), 1)),
         [[0.1, 0.2, 0.3], [1.0, -1.0, 0.5]], ("mean", "variance"), False, False),
-    "lowrank_mvn": (lambda L, d: dists(L).LowRankMultivariateNormal(mk(L, LOC, d), mk(L, W, d), mk(L, [0.5, 1.0, 2.0], d)),
+    "lowrank_mvn": (lambda L, d: dists(L).LowRankMultivariateNormal(mk(L, LOC, d), mk(L, W, d),
+                                                                     mk(L, [0.5, 1.0, 2.0], d)),
                     [[0.3, -1.0, 4.0]], ("mean", "mode", "variance", "scale_tril", "covariance_matrix",
                                           "precision_matrix"), False, False),
     "relaxed_bernoulli": (lambda L, d: dists(L).RelaxedBernoulli(mk(L, 0.7, d), probs=mk(L, PROBS, d)),
@@ -379,7 +380,8 @@ def test_rsample_gradients(device):
     (g,) = npusim.autograd.grad((y * mk(npusim, [1.0, 2.0, 3.0], device)).sum(), probs)
     # straight-through: the gradient of the normalised probs, as if the sample were the probs
     p = np.array(PROBS)
-    expected = np.array([1.0, 2.0, 3.0]) / p.sum(-1, keepdims=True) - (p * [1.0, 2.0, 3.0]).sum(-1, keepdims=True) / p.sum(-1, keepdims=True) ** 2
+    c, total = np.array([1.0, 2.0, 3.0]), p.sum(-1, keepdims=True)
+    expected = c / total - (p * c).sum(-1, keepdims=True) / total ** 2
     np.testing.assert_allclose(host(g), expected, rtol=1e-12)
     temp = mk(npusim, 0.5, device)
     logits = mk(npusim, LOC, device).requires_grad_()
@@ -421,7 +423,9 @@ def _lowrank(L, d, shift=0.0):
 
 
 KL_PAIRS = {
-    "cauchy": lambda L, d: (dists(L).Cauchy(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Cauchy(0.5, mk(L, SCALE[::-1], d))),
+    "cauchy": lambda L, d: (
+        dists(L).Cauchy(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Cauchy(0.5, mk(L, SCALE[::-1], d))),
     "half_normal": lambda L, d: (dists(L).HalfNormal(mk(L, SCALE, d)), dists(L).HalfNormal(mk(L, SCALE[::-1], d))),
     "geometric": lambda L, d: (dists(L).Geometric(mk(L, PROBS, d)), dists(L).Geometric(logits=mk(L, LOC, d))),
     "pareto": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[3.0, 2.0, 1.0]], d)),
@@ -433,40 +437,77 @@ KL_PAIRS = {
                                  _lowrank(L, d, 0.5)),
     "lowrank_mvn": lambda L, d: (_lowrank(L, d), dists(L).MultivariateNormal(mk(L, LOC[0], d),
                                                                             covariance_matrix=mk(L, COV, d))),
-    "wishart_expfamily": lambda L, d: (dists(L).Wishart(mk(L, [4.0, 6.5], d), covariance_matrix=mk(L, COV, d)),
-                                       dists(L).Wishart(mk(L, 5.0, d), scale_tril=mk(L, np.diag([1.0, 2.0, 0.5]).tolist(), d))),
-    "beta_normal": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), mk(L, SCALE[::-1], d)), dists(L).Normal(mk(L, LOC, d), 2.0)),
-    "beta_continuous_bernoulli": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), 1.5), dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
+    "wishart_expfamily": lambda L, d: (
+        dists(L).Wishart(mk(L, [4.0, 6.5], d), covariance_matrix=mk(L, COV, d)),
+        dists(L).Wishart(mk(L, 5.0, d), scale_tril=mk(L, np.diag([1.0, 2.0, 0.5]).tolist(), d))),
+    "beta_normal": lambda L, d: (
+        dists(L).Beta(mk(L, SCALE, d), mk(L, SCALE[::-1], d)),
+        dists(L).Normal(mk(L, LOC, d), 2.0)),
+    "beta_continuous_bernoulli": lambda L, d: (
+        dists(L).Beta(mk(L, SCALE, d), 1.5),
+        dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
     # Uniform and Pareto parameters of the batch's full shape: torch assigns infinities through a mask of it
-    "beta_uniform": lambda L, d: (dists(L).Beta(mk(L, SCALE, d), 1.5), dists(L).Uniform(mk(L, [[-0.1, 0.0, 0.2]] * 2, d), 1.0)),
+    "beta_uniform": lambda L, d: (
+        dists(L).Beta(mk(L, SCALE, d), 1.5),
+        dists(L).Uniform(mk(L, [[-0.1, 0.0, 0.2]] * 2, d), 1.0)),
     "continuous_bernoulli_normal": lambda L, d: (dists(L).ContinuousBernoulli(mk(L, PROBS, d)),
                                                  dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d))),
-    "continuous_bernoulli_uniform": lambda L, d: (dists(L).ContinuousBernoulli(mk(L, PROBS[0], d)),
-                                                  dists(L).Uniform(mk(L, [-0.1, 0.0, 0.2], d), mk(L, [1.0, 1.5, 1.0], d))),
-    "exponential_gamma": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Gamma(mk(L, SCALE[::-1], d), 2.0)),
+    "continuous_bernoulli_uniform": lambda L, d: (
+        dists(L).ContinuousBernoulli(mk(L, PROBS[0], d)),
+        dists(L).Uniform(mk(L, [-0.1, 0.0, 0.2], d), mk(L, [1.0, 1.5, 1.0], d))),
+    "exponential_gamma": lambda L, d: (
+        dists(L).Exponential(mk(L, SCALE, d)),
+        dists(L).Gamma(mk(L, SCALE[::-1], d), 2.0)),
     "exponential_normal": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Normal(mk(L, LOC, d), 1.5)),
     "exponential_gumbel": lambda L, d: (dists(L).Exponential(mk(L, SCALE, d)), dists(L).Gumbel(mk(L, LOC, d), 1.5)),
     "gamma_normal": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Normal(mk(L, LOC, d), 1.5)),
     "gamma_gumbel": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Gumbel(mk(L, LOC, d), 1.5)),
-    "gamma_exponential": lambda L, d: (dists(L).Gamma(mk(L, SCALE, d), 2.0), dists(L).Exponential(mk(L, SCALE[::-1], d))),
-    "gumbel_normal": lambda L, d: (dists(L).Gumbel(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
-    "laplace_normal": lambda L, d: (dists(L).Laplace(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
-    "normal_gumbel": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Gumbel(0.5, mk(L, SCALE[::-1], d))),
-    "normal_laplace": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Laplace(0.5, mk(L, SCALE[::-1], d))),
-    "normal_pareto": lambda L, d: (dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)), dists(L).Pareto(1.0, mk(L, SCALE, d))),
+    "gamma_exponential": lambda L, d: (
+        dists(L).Gamma(mk(L, SCALE, d), 2.0),
+        dists(L).Exponential(mk(L, SCALE[::-1], d))),
+    "gumbel_normal": lambda L, d: (
+        dists(L).Gumbel(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
+    "laplace_normal": lambda L, d: (
+        dists(L).Laplace(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Normal(0.5, mk(L, SCALE[::-1], d))),
+    "normal_gumbel": lambda L, d: (
+        dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Gumbel(0.5, mk(L, SCALE[::-1], d))),
+    "normal_laplace": lambda L, d: (
+        dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Laplace(0.5, mk(L, SCALE[::-1], d))),
+    "normal_pareto": lambda L, d: (
+        dists(L).Normal(mk(L, LOC, d), mk(L, SCALE, d)),
+        dists(L).Pareto(1.0, mk(L, SCALE, d))),
     "pareto_exponential": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)),
                                         dists(L).Exponential(mk(L, SCALE[::-1], d))),
-    "pareto_gamma": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)), dists(L).Gamma(2.0, mk(L, SCALE, d))),
-    "pareto_normal": lambda L, d: (dists(L).Pareto(mk(L, SCALE, d), mk(L, [[1.8, 2.5, 3.0]], d)), dists(L).Normal(mk(L, LOC, d), 1.5)),
+    "pareto_gamma": lambda L, d: (
+        dists(L).Pareto(mk(L, SCALE, d), mk(L, [[0.8, 2.5, 3.0]], d)),
+        dists(L).Gamma(2.0, mk(L, SCALE, d))),
+    "pareto_normal": lambda L, d: (
+        dists(L).Pareto(mk(L, SCALE, d), mk(L, [[1.8, 2.5, 3.0]], d)),
+        dists(L).Normal(mk(L, LOC, d), 1.5)),
     "uniform_beta": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), mk(L, [[1.0, 0.7, 0.5]] * 2, d)),
                                   dists(L).Beta(mk(L, SCALE, d), 2.0)),
-    "uniform_continuous_bernoulli": lambda L, d: (dists(L).Uniform(mk(L, [[0.1, 0.2, -0.1]], d), mk(L, [[0.9, 1.0, 0.5]], d)),
-                                                  dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
-    "uniform_exponential": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5), dists(L).Exponential(mk(L, SCALE, d))),
-    "uniform_gamma": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5), dists(L).Gamma(2.0, mk(L, SCALE, d))),
-    "uniform_gumbel": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5), dists(L).Gumbel(mk(L, LOC, d), 2.0)),
-    "uniform_normal": lambda L, d: (dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5), dists(L).Normal(mk(L, LOC, d), 2.0)),
-    "uniform_pareto": lambda L, d: (dists(L).Uniform(mk(L, [[1.0, 0.2, 2.1]] * 2, d), 3.0), dists(L).Pareto(mk(L, [[0.5, 1.0, 2.0]], d), 2.0)),
+    "uniform_continuous_bernoulli": lambda L, d: (
+        dists(L).Uniform(mk(L, [[0.1, 0.2, -0.1]], d), mk(L, [[0.9, 1.0, 0.5]], d)),
+        dists(L).ContinuousBernoulli(mk(L, PROBS, d))),
+    "uniform_exponential": lambda L, d: (
+        dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5),
+        dists(L).Exponential(mk(L, SCALE, d))),
+    "uniform_gamma": lambda L, d: (
+        dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]] * 2, d), 1.5),
+        dists(L).Gamma(2.0, mk(L, SCALE, d))),
+    "uniform_gumbel": lambda L, d: (
+        dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5),
+        dists(L).Gumbel(mk(L, LOC, d), 2.0)),
+    "uniform_normal": lambda L, d: (
+        dists(L).Uniform(mk(L, [[0.0, 0.2, -0.1]], d), 1.5),
+        dists(L).Normal(mk(L, LOC, d), 2.0)),
+    "uniform_pareto": lambda L, d: (
+        dists(L).Uniform(mk(L, [[1.0, 0.2, 2.1]] * 2, d), 3.0),
+        dists(L).Pareto(mk(L, [[0.5, 1.0, 2.0]], d), 2.0)),
     "bernoulli_poisson": lambda L, d: (dists(L).Bernoulli(mk(L, PROBS, d)), dists(L).Poisson(mk(L, SCALE, d))),
     "infinite_pairs": lambda L, d: (dists(L).Normal(mk(L, LOC, d), 1.0), dists(L).Exponential(mk(L, SCALE, d))),
 }
