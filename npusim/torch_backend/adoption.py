@@ -8,13 +8,15 @@ and version counters are torch's own; npusim's kernels see every npu tensor as a
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import torch
 
 import npusim
 from npusim.privateuse1 import array_of, from_array, get_device_hooks, view_of_array
 
-from .dtypes import NUMPY, NPUSIM, TORCH
+from .dtypes import NPUSIM, NUMPY, TORCH_OF_NUMPY
 
 DEVICE = torch.device("npu", 0)
 NPUSIM_DEVICE = npusim.device("npu", 0)
@@ -33,8 +35,17 @@ class NotAdoptable(Exception):
     """A tensor npusim cannot see as an npu array (a dtype npusim lacks, memory npusim did not make)."""
 
 
+_char_at = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
 def _address(a) -> int:
     if a.__class__ is _ndarray:
+        if a.flags.writeable and a.size:
+            try:
+                return _addressof(_char_at(a))      # a quarter of a.ctypes.data's cost
+            except (ValueError, TypeError):     # a dtype the buffer protocol cannot name (bfloat16)
+                pass
         return a.ctypes.data
     return a.data.ptr      # CuPy
 
@@ -60,19 +71,21 @@ def storage_of(nt):
     st = _storage_at(_address(flat), DEVICE, flat.nbytes)
     st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
     st._npusim_root = flat
+    st._npusim_whole = None
     return st, flat
 
 
 def adopt(nt, dtype=None):
     """A torch npu tensor over npusim npu tensor ``nt``'s memory (no copy when torch can describe it)."""
-    if dtype is None:
-        dtype = TORCH[nt.dtype]
-    t = _empty_shell((0,), dtype)
     a = array_of(nt)
+    if dtype is None:
+        dtype = TORCH_OF_NUMPY[a.dtype]
+    t = _empty_shell((0,), dtype)
     if a.base is None and a.flags.c_contiguous:     # a fresh result: the common case, its own root
         st = _storage_at(_address(a), DEVICE, a.nbytes)
         st._npusim = nt
         st._npusim_root = a
+        st._npusim_whole = (a.shape, dtype)    # array_view gives ``a`` itself back for a tensor of all of it
         item = a.itemsize
         _set_storage(CPU_KEYS, t, st, 0, a.shape, [s // item for s in a.strides])
         return t
@@ -91,6 +104,7 @@ def set_onto(t, nt) -> None:
     st = _storage_at(_address(flat), DEVICE, flat.nbytes)
     st._npusim = nt
     st._npusim_root = flat
+    st._npusim_whole = None
     item = a.itemsize
     offset = (_address(a) - _address(flat)) // item if a.size and a is not flat else 0
     _set_storage(CPU_KEYS, t, st, offset, a.shape, [s // item for s in a.strides])
@@ -115,14 +129,19 @@ def array_view(t):
     st = t.untyped_storage()
     try:
         root = st._npusim_root
+        whole = st._npusim_whole
     except AttributeError:
-        root = _borrowed(st)
+        whole = None
+        root = _borrowed(st) if not hasattr(st, "_npusim_root") else st._npusim_root
         if root is not None:
             pass
         elif t.numel() == 0:
             return _hooks.array_namespace(NPUSIM_DEVICE).empty(tuple(t.shape), NUMPY[t.dtype])
         else:
             raise NotAdoptable("an npu tensor whose storage npusim did not make") from None
+    if whole is not None and whole[0] == t.shape and whole[1] is t.dtype and not t.storage_offset() \
+            and t.is_contiguous():
+        return root
     item = t.element_size()
     if root.__class__ is _ndarray:
         return _ndarray(t.shape, NUMPY[t.dtype], buffer=root, offset=t.storage_offset() * item,

@@ -12,6 +12,8 @@ _NAMES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
 
 #: torch dtype -> NumPy dtype of the elements
 NUMPY = {getattr(torch, n): (np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n)) for n in _NAMES}
+#: NumPy dtype -> torch dtype
+TORCH_OF_NUMPY = {v: k for k, v in NUMPY.items()}
 #: torch dtype -> npusim dtype
 NPUSIM = {getattr(torch, n): getattr(npusim, n) for n in _NAMES if hasattr(npusim, n)}
 #: npusim dtype -> torch dtype
