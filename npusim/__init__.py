@@ -125,4 +125,13 @@ from .api.inplace import *  # noqa: F401,F403,E402  (exp_, index_reduce, view_co
 from .api import inplace as _inplace_functions, nn as _torch_namespace_nn  # noqa: E402
 __all__ += list(_torch_namespace_nn.__all__) + list(_inplace_functions.__all__)
 
+# help text for the public functions and Tensor methods that have none of their own (one table, as torch's)
+from .api import docstrings as _docstrings  # noqa: E402
+from .nn import functional as _nn_functional  # noqa: E402
+for _namespace, _names in ((_sys.modules[__name__], __all__), (_nn_functional, dir(_nn_functional)),
+                           (linalg, dir(linalg)), (special, dir(special))):
+    _docstrings.install_function_docs(_namespace, [n for n in _names if not n.startswith("_")])
+_docstrings.install_tensor_docs(Tensor, _sys.modules[__name__])
+del _namespace, _names
+
 _log_api_usage_once("python.import")
