@@ -80,7 +80,7 @@ def test_like_factory_values(device):
     assert npusim.equal(npusim.full_like(x, 3.0), npusim.full((2, 3, 4, 4), 3.0, device=device))
 
 
-# --- conversions ------------------------------------------------------------------------------------------------------
+# --- conversions ----------------------------------------------------------------------------------------------------
 
 def test_contiguous_and_is_contiguous(device):
     x = npusim.randn(2, 3, 4, 4, device=device)
@@ -128,7 +128,8 @@ def test_module_to_channels_last(device):
 # --- ops that keep the layout ---------------------------------------------------------------------------------------
 
 _ELEMENTWISE = {
-    "add": lambda t: t + t, "add_scalar": lambda t: t + 1, "mul_broadcast": lambda t: t * npusim.ones_like(t[0, :, :1, :1]),
+    "add": lambda t: t + t, "add_scalar": lambda t: t + 1,
+    "mul_broadcast": lambda t: t * npusim.ones_like(t[0, :, :1, :1]),
     "exp": npusim.exp, "neg": lambda t: -t, "relu": F.relu, "gelu": F.gelu, "silu": F.silu,
     "sigmoid": npusim.sigmoid, "tanh": npusim.tanh, "leaky_relu": F.leaky_relu, "hardtanh": F.hardtanh, "elu": F.elu,
 }
@@ -269,7 +270,7 @@ def test_pool3d_layout(device):
         assert npusim.autograd.grad(op(xg), xg, npusim.ones(y.shape, device=device))[0].stride() == grad_strides
 
 
-# --- gradients of leaves: torch's gradient layout contract ------------------------------------------------------------
+# --- gradients of leaves: torch's gradient layout contract ----------------------------------------------------------
 
 def test_leaf_grad_takes_leaf_layout(device):
     x = _cl(npusim.randn(2, 3, 4, 4, device=device)).requires_grad_()
