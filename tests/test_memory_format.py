@@ -74,6 +74,18 @@ def test_like_factories_preserve_format(device, name):
     assert make(x.contiguous()).stride() == CONTIGUOUS_4D
 
 
+def test_preserve_format_of_a_non_dense_tensor(device):
+    # torch's infer_dense_strides: a channels_last tensor sliced along H keeps the channels-innermost order
+    s = _cl(npusim.randn(2, 3, 8, 8, device=device))[:, :, ::2]
+    for r in (s.clone(), npusim.empty_like(s), npusim.zeros_like(s), s.to(npusim.float64)):
+        assert r.stride() == (96, 1, 24, 3)
+    assert npusim.equal(s.clone(), s)
+    assert npusim.zeros(4, 6, device=device)[:, ::2].clone().stride() == (3, 1)
+    assert npusim.zeros(1, 4, device=device).expand(3, 4).clone().stride() == (4, 1)
+    assert npusim.zeros(3, 4, 5, device=device).permute(2, 0, 1)[:, ::2].clone().stride() == (1, 20, 5)
+    assert npusim.zeros(2, 3, 4, 4, device=device).is_contiguous(memory_format=npusim.preserve_format)
+
+
 def test_like_factory_values(device):
     x = _cl(npusim.randn(2, 3, 4, 4, device=device))
     assert npusim.equal(npusim.zeros_like(x), npusim.zeros(2, 3, 4, 4, device=device))

@@ -13,7 +13,7 @@ from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.c10.device_guard import DeviceGuard, has_guard_impl
 from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
-from ..core.c10.memory_format import check_rank
+from ..core.c10.memory_format import check_rank, dense_order
 from ..core.c10.storage import array_address, array_root
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
@@ -164,10 +164,10 @@ def _like_array(xp, self, dt, memory_format, fill):
         check_rank(a.ndim, memory_format)
         base = fill(xp, tuple(shape[i] for i in cl), dt.np)
         return base.transpose(tuple(int(i) for i in np.argsort(cl)))
-    preserve = memory_format in (None, "preserve_format") and not a.flags.c_contiguous and \
-        (a.flags.f_contiguous or dense_permutation(a) is not None)
-    if preserve:
-        perm = dense_permutation(a) if not a.flags.f_contiguous else tuple(range(a.ndim - 1, -1, -1))
+    if memory_format in (None, "preserve_format") and not a.flags.c_contiguous:
+        perm = tuple(range(a.ndim - 1, -1, -1)) if a.flags.f_contiguous else dense_permutation(a)
+        if perm is None:   # not dense: torch's infer_dense_strides order
+            perm = dense_order(a.shape, a.strides)
         base = fill(xp, tuple(shape[i] for i in perm), dt.np)
         inv = np.argsort(perm)
         return base.transpose(tuple(int(i) for i in inv))

@@ -391,10 +391,11 @@ def clone(self, memory_format=None):
         if a.flags.c_contiguous:
             return C.make(a.copy(), self._device)
         perm = dense_permutation(a)
-        if perm is not None:
-            r = a.transpose(perm).copy(order="C").transpose(tuple(int(i) for i in np.argsort(perm)))
-            return C.make(r, self._device)
-        return C.make(xp.ascontiguousarray(a), self._device)
+        if perm is None:   # not dense: the stride order torch's infer_dense_strides gives
+            from ..core.c10.memory_format import dense_order
+            perm = dense_order(a.shape, a.strides)
+        r = a.transpose(perm).copy(order="C").transpose(tuple(int(i) for i in np.argsort(perm)))
+        return C.make(r, self._device)
     if memory_format in ("contiguous_format", 0):
         return C.make(a.copy() if a.flags.c_contiguous else xp.ascontiguousarray(a), self._device)
     from ..core.c10.memory_format import is_contiguous_in, to_memory_format

@@ -57,6 +57,31 @@ def suggest_memory_format(shape, strides) -> str:
     return fmt
 
 
+def dense_order(shape, strides):
+    """torch's infer_dense_strides order: the dims of a (possibly non-dense) tensor from outermost to innermost
+    by stride, a stride of 0 keeping its place, equal strides putting the larger size outside."""
+    perm = list(range(len(shape) - 1, -1, -1))   # innermost first, as torch builds it
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, len(perm)):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))
+
+
 def array_format(a) -> str:
     """``suggest_memory_format`` of an array (a tensor's ``_a``)."""
     nd = a.ndim
@@ -94,10 +119,8 @@ def _c_strides(shape, itemsize):
 
 def is_contiguous_in(t, fmt) -> bool:
     """Whether ``t``'s strides are those of ``fmt`` (size-1 dims are ignored, as in torch)."""
-    if fmt in (None, "contiguous_format"):
+    if fmt in (None, "contiguous_format", "preserve_format"):   # torch reads any other format as the default
         return t.is_contiguous()
-    if fmt == "preserve_format":
-        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     ndim, perm = _PERM[str.__str__(fmt)]
     if t.dim() != ndim:
         return False
