@@ -9,6 +9,7 @@ and version counters are torch's own; npusim's kernels see every npu tensor as a
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 import numpy as np
 import torch
@@ -29,6 +30,7 @@ _storage_at = torch._C._construct_storage_from_data_pointer
 _empty_shell = torch._C._acc.create_empty_tensor
 _ndarray = np.ndarray
 _hooks = get_device_hooks("npu")
+_emulated = _hooks.array_namespace(NPUSIM_DEVICE) is np
 
 
 class NotAdoptable(Exception):
@@ -68,7 +70,9 @@ def _flat_bytes(root):
 def storage_of(nt):
     """A torch PrivateUse1 storage over the memory of npusim npu tensor ``nt``, and that memory as a buffer."""
     flat = _flat_bytes(_root(array_of(nt)))
-    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
+    address = _address(flat)
+    st = _storage_at(address, DEVICE, flat.nbytes)
+    _remember(address, nt)
     st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
     st._npusim_root = flat
     st._npusim_whole = None
@@ -82,7 +86,9 @@ def adopt(nt, dtype=None):
         dtype = TORCH_OF_NUMPY[a.dtype]
     t = _empty_shell((0,), dtype)
     if a.base is None and a.flags.c_contiguous:     # a fresh result: the common case, its own root
-        st = _storage_at(_address(a), DEVICE, a.nbytes)
+        address = _address(a)
+        st = _storage_at(address, DEVICE, a.nbytes)
+        _remember(address, nt)
         st._npusim = nt
         st._npusim_root = a
         st._npusim_whole = (a.shape, dtype)    # array_view gives ``a`` itself back for a tensor of all of it
@@ -101,13 +107,25 @@ def set_onto(t, nt) -> None:
         xp = _hooks.array_namespace(NPUSIM_DEVICE)
         nt = from_array(xp.ascontiguousarray(a), NPUSIM_DEVICE)
         a = flat = array_of(nt)
-    st = _storage_at(_address(flat), DEVICE, flat.nbytes)
+    address = _address(flat)
+    st = _storage_at(address, DEVICE, flat.nbytes)
+    _remember(address, nt)
     st._npusim = nt
     st._npusim_root = flat
     st._npusim_whole = None
     item = a.itemsize
     offset = (_address(a) - _address(flat)) // item if a.size and a is not flat else 0
     _set_storage(CPU_KEYS, t, st, offset, a.shape, [s // item for s in a.strides])
+
+
+# On a GPU, address -> weak reference to the npusim tensor whose memory starts there: how a storage torch's C++
+# wraps anew around npu memory (legacy pickling) finds that memory (emulation reads it through its address).
+_gpu_owners: dict = {}
+
+
+def _remember(address, nt) -> None:
+    if not _emulated:
+        _gpu_owners[address] = weakref.ref(nt)
 
 
 def _borrowed(st):
@@ -118,8 +136,10 @@ def _borrowed(st):
     n = st.nbytes()
     if not n or st.device.type != "npu":
         return None
-    if _hooks.array_namespace(NPUSIM_DEVICE) is not np:
-        return None
+    if not _emulated:
+        ref = _gpu_owners.get(st.data_ptr())
+        nt = ref() if ref is not None else None
+        return None if nt is None else _flat_bytes(_root(array_of(nt)))
     flat = np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(st.data_ptr()))
     return flat
 
@@ -150,9 +170,11 @@ def array_view(t):
 
 
 def _cupy_view(root, t, item):
-    import cupy
-    mem = cupy.cuda.MemoryPointer(root.data.mem, root.data.ptr - root.data.mem.ptr + t.storage_offset() * item)
-    return cupy.ndarray(tuple(t.shape), NUMPY[t.dtype], mem, strides=[s * item for s in t.stride()])
+    """A CuPy view with torch's strides (CuPy arrays are views of a root; no raw pointer is needed)."""
+    as_strided = _hooks.array_namespace(NPUSIM_DEVICE).lib.stride_tricks.as_strided
+    flat = root.reshape(-1).view("uint8")[t.storage_offset() * item:]
+    flat = flat[:flat.size // item * item].view(NUMPY[t.dtype])
+    return as_strided(flat, tuple(t.shape), tuple(s * item for s in t.stride()))
 
 
 def npusim_view(t):

@@ -67,7 +67,10 @@ def _fast(name, ufunc, general):
             if b is not None:
                 a = array_view(self)
                 _check_capacity(a, b)
-                r = _binary(ufunc, a, b)
+                try:
+                    r = _binary(ufunc, a, b)
+                except MemoryError as e:    # on a GPU the allocation itself fails (CuPy's OutOfMemoryError)
+                    raise torch.OutOfMemoryError(str(e)) from None
                 if r.__class__ is not _array:
                     r = _xp.asarray(r)      # NumPy gives a scalar for 0-d operands
                 return adopt(from_array(r, NPUSIM_DEVICE), dtype)

@@ -95,7 +95,7 @@ def adapter(op, nop, mutates: bool):
             return fallback.cpu_fallback(op, *args, **kwargs)
         try:
             out = nop(*nargs, **nkwargs)
-        except _OOM as e:
+        except (_OOM, MemoryError) as e:     # npusim's capacity, or a GPU's allocation itself
             raise torch.OutOfMemoryError(str(e)) from None
         if mutates:
             for n, t, a in pairs:

@@ -18,6 +18,9 @@ def install() -> None:
     if name != "npu":
         torch.utils.rename_privateuse1_backend("npu")    # before the modules below name torch.device("npu")
 
+    import npusim
+    npusim.npu.init()    # its mode (emulation or a GPU) decides the array module the kernels below bind
+
     from . import (
         array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback, fast_kernels, kernels,
         refusals, rnn_cells, views,
