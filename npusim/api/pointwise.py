@@ -7,6 +7,7 @@ from ..core.c10 import dtype as D
 from .operators import _check_input, unary_function
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
+from . import special as _special
 
 __all__ = []
 
@@ -114,6 +115,9 @@ ldexp = _tensor_binary("ldexp")
 gcd = _tensor_binary("gcd")
 lcm = _tensor_binary("lcm")
 heaviside = _tensor_binary("heaviside", "values")
+igamma = _tensor_binary("igamma")
+igammac = _tensor_binary("igammac")
+mvlgamma = _export(_special.mvlgamma)
 
 _SCALAR_SELF = ("(Tensor input, Tensor other, *, Tensor out = None)", "(Number self, Tensor other, *, Tensor out = None)",
                 "(Tensor input, Number other, *, Tensor out = None)")
@@ -201,6 +205,8 @@ _bind("logit_", lambda self, eps=None: aten.logit_.default(self, eps))
 _bind("polygamma", lambda self, n: aten.polygamma.default(n, self))
 _bind("polygamma_", lambda self, n: aten.polygamma_.default(self, n))
 _bind("positive", positive)
+_bind("mvlgamma", lambda self, p: _special.mvlgamma(self, p))
+_bind("mvlgamma_", _special.mvlgamma_)
 
 
 def _tensor_method(name, op, argname="other"):
@@ -212,9 +218,9 @@ def _tensor_method(name, op, argname="other"):
     _bind(name, method)
 
 
-for _n in ("hypot", "fmax", "fmin", "logaddexp", "logaddexp2", "nextafter", "gcd", "lcm"):
+for _n in ("hypot", "fmax", "fmin", "logaddexp", "logaddexp2", "nextafter", "gcd", "lcm", "igamma", "igammac"):
     _tensor_method(_n, _ov(_n))
-for _n in ("hypot_", "nextafter_", "gcd_", "lcm_", "ldexp_"):
+for _n in ("hypot_", "nextafter_", "gcd_", "lcm_", "ldexp_", "igamma_", "igammac_"):
     _tensor_method(_n, _ov(_n))
 _tensor_method("ldexp", aten.ldexp.Tensor)
 _tensor_method("heaviside", aten.heaviside.default, "values")

@@ -1,17 +1,28 @@
 """``npusim.special``: torch.special's functions.
 
-Aliases of existing ops call them; ndtr, log_ndtr, ndtri, erfcx, i0e, i1e, entr, xlog1py and zeta are
-aten primitives with kernels of their own; multigammaln composes from lgamma. Gradients come from the
-ops each function calls.
+Aliases of existing ops call them; ndtr, log_ndtr, ndtri, erfcx, i0e, i1e, entr, xlog1py, zeta, the
+Bessel and Airy functions and the orthogonal polynomials are aten primitives with kernels of their own;
+gammainc and gammaincc call igamma and igammac; multigammaln (torch.mvlgamma) composes from lgamma.
+Gradients come from the ops each function calls (torch has none for the Bessel functions and polynomials).
 """
 from __future__ import annotations
 
 import math
 
+from ..core.c10 import dtype as _D
 from ..core.dispatch.ops_namespace import aten as _aten
 from ..core.tensor import Tensor as _Tensor
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
@@ -21,24 +32,41 @@ __all__ = [
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
     "zeta",
@@ -156,10 +184,10 @@ def zeta(input, other, *, out=None):
     return _binary("zeta", input, other, out)
 
 
-def multigammaln(input, p, *, out=None):
+def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension p:
     p (p - 1) / 4 log(pi) + the sum over j < p of lgamma(input - j / 2)."""
-    _check_input(input, "multigammaln")
+    _check_input(input, "mvlgamma")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     n = _npusim()
@@ -171,3 +199,202 @@ def multigammaln(input, p, *, out=None):
         return r
     out.resize_(r.shape)
     return out.copy_(r)
+
+
+def mvlgamma_(self, p):
+    """In-place mvlgamma: self must be floating (the result is)."""
+    if not self.dtype.is_floating_point:
+        names = _D.SCALAR_TYPE_NAME
+        raise RuntimeError(f"mvlgamma: result type {names[self.dtype]} can't be cast to the desired output type "
+                           f"{names[_D.get_default_dtype()]}")
+    return self.copy_(mvlgamma(self, p))
+
+
+def multigammaln(input, p, *, out=None):
+    """Alias for :func:`npusim.mvlgamma`."""
+    _check_input(input, "multigammaln")
+    return mvlgamma(input, p, out=out)
+
+
+# --- the incomplete gamma functions --------------------------------------------------------------------------
+
+def _tensor_pair(name, op, input, other, out):
+    for pos, (argname, x) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(x, _Tensor):
+            raise TypeError(f"{name}(): argument '{argname}' (position {pos}) must be Tensor, not {type(x).__name__}")
+    return op.default(input, other) if out is None else op.out(input, other, out=out)
+
+
+def gammainc(input, other, *, out=None):
+    """The regularized lower incomplete gamma function: igamma."""
+    return _tensor_pair("special_gammainc", _aten.igamma, input, other, out)
+
+
+def gammaincc(input, other, *, out=None):
+    """The regularized upper incomplete gamma function: igammac."""
+    return _tensor_pair("special_gammaincc", _aten.igammac, input, other, out)
+
+
+# --- Bessel and Airy functions (torch names their argument ``input`` or ``x`` as its schema does) ------------
+
+def _unary_op(name, input, out):
+    op = getattr(_aten, f"special_{name}")
+    return op.default(input) if out is None else op.out(input, out=out)
+
+
+def _check(x, name, argname):
+    _check_input(x, f"special_{name}", argname)
+
+
+def airy_ai(x, *, out=None):
+    """The Airy function Ai."""
+    _check(x, "airy_ai", "x")
+    return _unary_op("airy_ai", x, out)
+
+
+def bessel_j0(input, *, out=None):
+    """The Bessel function of the first kind of order 0."""
+    _check(input, "bessel_j0", "input")
+    return _unary_op("bessel_j0", input, out)
+
+
+def bessel_j1(input, *, out=None):
+    """The Bessel function of the first kind of order 1."""
+    _check(input, "bessel_j1", "input")
+    return _unary_op("bessel_j1", input, out)
+
+
+def bessel_y0(input, *, out=None):
+    """The Bessel function of the second kind of order 0."""
+    _check(input, "bessel_y0", "input")
+    return _unary_op("bessel_y0", input, out)
+
+
+def bessel_y1(input, *, out=None):
+    """The Bessel function of the second kind of order 1."""
+    _check(input, "bessel_y1", "input")
+    return _unary_op("bessel_y1", input, out)
+
+
+def modified_bessel_i0(input, *, out=None):
+    """The modified Bessel function of the first kind of order 0."""
+    _check(input, "modified_bessel_i0", "input")
+    return _unary_op("modified_bessel_i0", input, out)
+
+
+def modified_bessel_i1(input, *, out=None):
+    """The modified Bessel function of the first kind of order 1."""
+    _check(input, "modified_bessel_i1", "input")
+    return _unary_op("modified_bessel_i1", input, out)
+
+
+def modified_bessel_k0(input, *, out=None):
+    """The modified Bessel function of the second kind of order 0."""
+    _check(input, "modified_bessel_k0", "input")
+    return _unary_op("modified_bessel_k0", input, out)
+
+
+def modified_bessel_k1(input, *, out=None):
+    """The modified Bessel function of the second kind of order 1."""
+    _check(input, "modified_bessel_k1", "input")
+    return _unary_op("modified_bessel_k1", input, out)
+
+
+def scaled_modified_bessel_k0(x, *, out=None):
+    """exp(x) K0(x)."""
+    _check(x, "scaled_modified_bessel_k0", "x")
+    return _unary_op("scaled_modified_bessel_k0", x, out)
+
+
+def scaled_modified_bessel_k1(x, *, out=None):
+    """exp(x) K1(x)."""
+    _check(x, "scaled_modified_bessel_k1", "x")
+    return _unary_op("scaled_modified_bessel_k1", x, out)
+
+
+def spherical_bessel_j0(x, *, out=None):
+    """The spherical Bessel function of the first kind of order 0: sin(x) / x."""
+    _check(x, "spherical_bessel_j0", "x")
+    return _unary_op("spherical_bessel_j0", x, out)
+
+
+# --- orthogonal polynomials: (x, n), either a number, at least one a Tensor -------------------------------
+
+_POLYNOMIAL_SIGNATURES = ("(Tensor x, Tensor n, *, Tensor out = None)", "(Number x, Tensor n, *, Tensor out = None)",
+                          "(Tensor x, Number n, *, Tensor out = None)")
+
+
+def _polynomial(name, x, n, out):
+    op = getattr(_aten, f"special_{name}")
+    if isinstance(x, _Tensor):
+        ov = "default" if isinstance(n, _Tensor) else "n_scalar"
+    elif isinstance(n, _Tensor):
+        ov = "x_scalar"
+    else:
+        got = f"{type(x).__name__}, {type(n).__name__}"
+        lines = "".join(f" * {s}\n" for s in _POLYNOMIAL_SIGNATURES)
+        raise TypeError(f"special_{name}() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:\n{lines}")
+    if out is None:
+        return getattr(op, ov)(x, n)
+    return getattr(op, "out" if ov == "default" else f"{ov}_out")(x, n, out=out)
+
+
+def chebyshev_polynomial_t(x, n, *, out=None):
+    """The Chebyshev polynomial of the first kind T_n(x)."""
+    return _polynomial("chebyshev_polynomial_t", x, n, out)
+
+
+def chebyshev_polynomial_u(x, n, *, out=None):
+    """The Chebyshev polynomial of the second kind U_n(x)."""
+    return _polynomial("chebyshev_polynomial_u", x, n, out)
+
+
+def chebyshev_polynomial_v(x, n, *, out=None):
+    """The Chebyshev polynomial of the third kind V_n(x)."""
+    return _polynomial("chebyshev_polynomial_v", x, n, out)
+
+
+def chebyshev_polynomial_w(x, n, *, out=None):
+    """The Chebyshev polynomial of the fourth kind W_n(x)."""
+    return _polynomial("chebyshev_polynomial_w", x, n, out)
+
+
+def shifted_chebyshev_polynomial_t(x, n, *, out=None):
+    """T_n(2x - 1)."""
+    return _polynomial("shifted_chebyshev_polynomial_t", x, n, out)
+
+
+def shifted_chebyshev_polynomial_u(x, n, *, out=None):
+    """U_n(2x - 1)."""
+    return _polynomial("shifted_chebyshev_polynomial_u", x, n, out)
+
+
+def shifted_chebyshev_polynomial_v(x, n, *, out=None):
+    """V_n(2x - 1)."""
+    return _polynomial("shifted_chebyshev_polynomial_v", x, n, out)
+
+
+def shifted_chebyshev_polynomial_w(x, n, *, out=None):
+    """W_n(2x - 1)."""
+    return _polynomial("shifted_chebyshev_polynomial_w", x, n, out)
+
+
+def hermite_polynomial_h(x, n, *, out=None):
+    """The physicists' Hermite polynomial H_n(x)."""
+    return _polynomial("hermite_polynomial_h", x, n, out)
+
+
+def hermite_polynomial_he(x, n, *, out=None):
+    """The probabilists' Hermite polynomial He_n(x)."""
+    return _polynomial("hermite_polynomial_he", x, n, out)
+
+
+def laguerre_polynomial_l(x, n, *, out=None):
+    """The Laguerre polynomial L_n(x)."""
+    return _polynomial("laguerre_polynomial_l", x, n, out)
+
+
+def legendre_polynomial_p(x, n, *, out=None):
+    """The Legendre polynomial P_n(x)."""
+    return _polynomial("legendre_polynomial_p", x, n, out)

@@ -1,8 +1,12 @@
 """Kernels of the torch.special primitives (ndtr, log_ndtr, ndtri, erfcx, i0e, i1e, entr, xlog1py,
-zeta): integral inputs compute in the default float dtype, 16-bit floats through float32, as torch."""
+zeta, the Bessel and Airy functions, the orthogonal polynomials) and of igamma / igammac: integral inputs
+compute in the default float dtype, 16-bit floats through float32 where torch takes them, as torch."""
 from __future__ import annotations
 
 from ..kernels import special as K
+from ..kernels import special_bessel as KB
+from ..kernels import special_gamma as KG
+from ..kernels import special_polynomials as KP
 from ..kernels.array_api import HALF_TYPES
 from . import elementwise_binary as B
 from . import common as C
@@ -18,11 +22,60 @@ def _no_half(fn, kernel):
     return run
 
 
+def _no_half_or_complex(fn, kernel):
+    """torch's CPU kernels of the Bessel and Airy functions take float32 and float64 only."""
+    def run(a, out=None):
+        if a.dtype in HALF_TYPES or a.dtype.kind == "c":
+            C.not_implemented(kernel, a.dtype)
+        return fn(a, out)
+    return run
+
+
+def _polynomial_compute(fn, kernel):
+    """An orthogonal polynomial's (x, n): computed as atan2 (integral operands in the default float
+    dtype), but neither 16-bit floats nor complex numbers, as torch's kernels."""
+    base = B._float_compute(fn)
+
+    def compute(x, n):
+        cd = base.result(x, n)
+        if cd.np in HALF_TYPES or cd.np.kind == "c":
+            B._not_implemented(kernel, cd, *(t._a for t in (x, n) if hasattr(t, "_a")))
+        return base(x, n)
+    compute.result = base.result
+    return compute
+
+
+def _incomplete_gamma_compute(fn, kernel):
+    """igamma / igammac: floating operands only (16-bit floats through float32), the promoted dtype."""
+    base = B._float_compute(fn)
+
+    def compute(a, x):
+        cd = B._result_dt(a, x)
+        if not cd.is_floating_point or cd.np.kind == "c":
+            B._not_implemented(kernel, cd, a._a, x._a)
+        return base(a, x)
+    compute.result = B._result_dt
+    return compute
+
+
+_BESSEL = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+           "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+           "scaled_modified_bessel_k1", "spherical_bessel_j0")
+_POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p")
+
 _UNARY = {"special_ndtr": K.ndtr, "special_log_ndtr": _no_half(K.log_ndtr, "log_ndtr_cpu"),
           "special_ndtri": _no_half(K.ndtri, "ndtri_cpu"), "special_erfcx": _no_half(K.erfcx, "erfcx_cpu"),
           "special_i0e": K.i0e, "special_i1e": K.i1e, "special_entr": K.entr}
 _BINARY = {"special_xlog1py": B._family(B._float_compute(K.xlog1py)),
            "special_zeta": B._family(B._float_compute(K.zeta))}
+_UNARY.update({f"special_{name}": _no_half_or_complex(getattr(KB, name), f"{name}_cpu") for name in _BESSEL})
+_POLYNOMIAL = {f"special_{name}": B._family(_polynomial_compute(getattr(KP, name), f"{name}_cpu"))
+               for name in _POLYNOMIALS}
+_INCOMPLETE_GAMMA = {name: B._family(_incomplete_gamma_compute(getattr(KG, name), f"{name}_cpu"))
+                     for name in ("igamma", "igammac")}
 
 
 def _build():
@@ -32,6 +85,11 @@ def _build():
     for name, (f, o, _) in _BINARY.items():
         t[name] = t[f"{name}.other_scalar"] = t[f"{name}.self_scalar"] = f
         t[f"{name}.out"] = t[f"{name}.self_scalar_out"] = t[f"{name}.other_scalar_out"] = o
+    for name, (f, o, _) in _POLYNOMIAL.items():
+        t[name] = t[f"{name}.x_scalar"] = t[f"{name}.n_scalar"] = f
+        t[f"{name}.out"] = t[f"{name}.x_scalar_out"] = t[f"{name}.n_scalar_out"] = o
+    for name, (f, o, i) in _INCOMPLETE_GAMMA.items():
+        t[name], t[f"{name}.out"], t[f"{name}_"] = f, o, i
     return t
 
 

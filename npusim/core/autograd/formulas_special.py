@@ -5,7 +5,7 @@ import math
 
 from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor
-from .derivatives import derivative
+from .derivatives import NONDIFFERENTIABLE, derivative
 from .formulas_elementwise import as_input
 
 _mul, _div, _add, _sub, _neg = (aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor,
@@ -92,3 +92,32 @@ def zeta_backward(ctx, g):
     d = (aten.special_zeta.default(_add(x, 1.0), q) if isinstance(x, Tensor)
          else aten.special_zeta.self_scalar(x + 1.0, q))
     return None, as_input(_mul(_mul(g, d), -x) if isinstance(x, Tensor) else _mul(g, _mul(d, -x)), q)
+
+
+def _incomplete_gamma_density(a, x):
+    """d/dx P(a, x) = x^(a-1) exp(-x) / Gamma(a), through logs as torch."""
+    return aten.exp.default(_sub(_sub(_mul(_sub(a, 1), aten.log.default(x)), x), aten.lgamma.default(a)))
+
+
+@derivative("igamma", "igamma_", inputs=("self", "other"), save=("self", "other"))
+def igamma_backward(ctx, g):
+    if ctx.needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+    return None, as_input(_mul(g, _incomplete_gamma_density(ctx.self, ctx.other)), ctx.other)
+
+
+@derivative("igammac", "igammac_", inputs=("self", "other"), save=("self", "other"))
+def igammac_backward(ctx, g):
+    if ctx.needs_input_grad[0]:
+        raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+    return None, as_input(_neg(_mul(g, _incomplete_gamma_density(ctx.self, ctx.other))), ctx.other)
+
+
+# torch's Bessel and Airy functions and orthogonal polynomials have no gradient: their results never require grad
+NONDIFFERENTIABLE.update(f"special_{name}" for name in (
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0", "modified_bessel_i1",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "hermite_polynomial_h",
+    "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p"))

@@ -891,6 +891,108 @@ special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
 special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 special_zeta.self_scalar_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 special_zeta.other_scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
+special_airy_ai(Tensor x) -> Tensor
+special_airy_ai.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+special_bessel_j0(Tensor self) -> Tensor
+special_bessel_j0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_bessel_j1(Tensor self) -> Tensor
+special_bessel_j1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_bessel_y0(Tensor self) -> Tensor
+special_bessel_y0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_bessel_y1(Tensor self) -> Tensor
+special_bessel_y1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_modified_bessel_i0(Tensor self) -> Tensor
+special_modified_bessel_i0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_modified_bessel_i1(Tensor self) -> Tensor
+special_modified_bessel_i1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_modified_bessel_k0(Tensor self) -> Tensor
+special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_modified_bessel_k1(Tensor self) -> Tensor
+special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+special_spherical_bessel_j0(Tensor x) -> Tensor
+special_spherical_bessel_j0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_t.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_t.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_u.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_u.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_v.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_v.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_w.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_shifted_chebyshev_polynomial_w.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_h.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_h.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_he.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_hermite_polynomial_he.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_laguerre_polynomial_l.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_laguerre_polynomial_l.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_legendre_polynomial_p.x_scalar_out(Scalar x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
+special_legendre_polynomial_p.n_scalar_out(Tensor x, Scalar n, *, Tensor(a!) out) -> Tensor(a!)
+igamma(Tensor self, Tensor other) -> Tensor
+igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+igammac(Tensor self, Tensor other) -> Tensor
+igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
+igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
 # == linalg_triangular: triangular solves, the LU family, Householder products, matrix exponential
 linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
