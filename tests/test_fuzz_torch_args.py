@@ -271,14 +271,19 @@ def _deliberate(call, kt, rt, kn, rn) -> str | None:
 
 
 def _invalid_values(call) -> int:
-    """How many argument values torch's parser refuses outright (ints past int64, non-int sizes)."""
-    def bad(v):
+    """How many argument values torch's parser refuses outright (ints past int64, non-int sizes, strs where no
+    str goes, a keepdim that is not a bool, an int for a dtype)."""
+    def bad(v, name=None):
         if v.__class__ is int and not -2 ** 63 <= v < 2 ** 63:
             return 1
-        if isinstance(v, tuple) and any(isinstance(x, (float, str)) or x is None for x in v):
+        if isinstance(v, tuple) and any(isinstance(x, (float, str)) or x is None or bad(x) for x in v):
+            return 1
+        if isinstance(v, str) and name != "rounding_mode":
+            return 1
+        if name == "keepdim" and v.__class__ is not bool or name == "dtype" and v.__class__ is int:
             return 1
         return 0
-    return sum(bad(v) for v in list(call.args) + list(call.kwargs.values()))
+    return sum(bad(v) for v in call.args) + sum(bad(v, k) for k, v in call.kwargs.items())
 
 
 def verdict(torch, call):
