@@ -45,9 +45,9 @@ def host_array(t):
 
 def copy_(self, src, non_blocking=False):
     """Element-wise assignment between the arrays (NumPy's casting and broadcasting, as torch's copy_)."""
-    if self.device.type == _NPU:
+    if not self.is_cpu:
         dst = array_view(self)
-        values = array_view(src) if src.device.type == _NPU else host_array(src)
+        values = host_array(src) if src.is_cpu else array_view(src)
         if dst.__class__ is not values.__class__:
             values = _xp.asarray(values)
         dst[...] = values

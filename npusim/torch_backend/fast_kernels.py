@@ -18,6 +18,7 @@ from .dtypes import NUMPY as _NUMPY
 
 _xp = get_device_hooks("npu").array_namespace(NPUSIM_DEVICE)
 _array = _xp.ndarray
+_Tensor = torch.Tensor
 _FLOATS = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16})
 _SINGLE_OR_DOUBLE = frozenset({torch.float32, torch.float64})
 _binary = parallel.binary if _xp.__name__ == "numpy" else (lambda uf, a, b, out=None: uf(a, b, out=out))
@@ -25,8 +26,8 @@ _binary = parallel.binary if _xp.__name__ == "numpy" else (lambda uf, a, b, out=
 
 def _operand(other, dtype):
     """The array (or Python number) standing for ``other``, or None when the fast path does not apply."""
-    if isinstance(other, torch.Tensor):
-        if other.device.type == "npu":
+    if isinstance(other, _Tensor):
+        if not other.is_cpu:    # an npu tensor (is_cpu is a C getter; .device builds an object)
             return array_view(other) if other.dtype is dtype else None
         if other.dim() == 0 and (other.dtype.is_floating_point or other.dtype in (torch.int64, torch.int32)):
             other = other.item()    # a number torch wrapped as a CPU scalar
@@ -86,7 +87,7 @@ def _fast_inplace(name, ufunc, general):
             b = _operand(other, dtype)
             if b is not None:
                 a = array_view(self)
-                if b.ndim and _xp.broadcast_shapes(a.shape, b.shape) != a.shape:
+                if b.shape != a.shape and b.ndim and _xp.broadcast_shapes(a.shape, b.shape) != a.shape:
                     return general(self, other, **kwargs)    # torch's shape error
                 _binary(ufunc, a, b, out=a)
                 return self

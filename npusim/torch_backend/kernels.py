@@ -42,7 +42,7 @@ def _device_of(v):
 
 def _to_npusim(v, pairs):
     if isinstance(v, _Tensor):
-        n = npusim_view(v) if v.device.type == "npu" else host_npusim(v)
+        n = host_npusim(v) if v.is_cpu else npusim_view(v)
         pairs.append((n, v, array_of(n)))
         return n
     cls = v.__class__
