@@ -2,14 +2,12 @@
 
 Aliases of existing ops call them; ndtr, log_ndtr, ndtri, erfcx, i0e, i1e, entr, xlog1py, zeta, the
 Bessel and Airy functions and the orthogonal polynomials are aten primitives with kernels of their own;
-gammainc and gammaincc call igamma and igammac; multigammaln (torch.mvlgamma) composes from lgamma.
+gammainc and gammaincc call igamma and igammac; multigammaln and torch.mvlgamma are aten composites of
+lgamma.
 Gradients come from the ops each function calls (torch has none for the Bessel functions and polynomials).
 """
 from __future__ import annotations
 
-import math
-
-from ..core.c10 import dtype as _D
 from ..core.dispatch.ops_namespace import aten as _aten
 from ..core.tensor import Tensor as _Tensor
 
@@ -188,32 +186,19 @@ def mvlgamma(input, p, *, out=None):
     """The log of the multivariate gamma function of dimension p:
     p (p - 1) / 4 log(pi) + the sum over j < p of lgamma(input - j / 2)."""
     _check_input(input, "mvlgamma")
-    if p < 1:
-        raise RuntimeError("p has to be greater than or equal to 1")
-    n = _npusim()
-    r = n.lgamma(input)
-    for j in range(1, p):
-        r = r + n.lgamma(input - j / 2.0)
-    r = r + p * (p - 1) / 4.0 * math.log(math.pi)
-    if out is None:
-        return r
-    out.resize_(r.shape)
-    return out.copy_(r)
+    return _aten.mvlgamma.default(input, p) if out is None else _aten.mvlgamma.out(input, p, out=out)
 
 
 def mvlgamma_(self, p):
     """In-place mvlgamma: self must be floating (the result is)."""
-    if not self.dtype.is_floating_point:
-        names = _D.SCALAR_TYPE_NAME
-        raise RuntimeError(f"mvlgamma: result type {names[self.dtype]} can't be cast to the desired output type "
-                           f"{names[_D.get_default_dtype()]}")
-    return self.copy_(mvlgamma(self, p))
+    return _aten.mvlgamma_.default(self, p)
 
 
 def multigammaln(input, p, *, out=None):
     """Alias for :func:`npusim.mvlgamma`."""
     _check_input(input, "multigammaln")
-    return mvlgamma(input, p, out=out)
+    op = _aten.special_multigammaln
+    return op.default(input, p) if out is None else op.out(input, p, out=out)
 
 
 # --- the incomplete gamma functions --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .array_api import namespace_of
-from .special import _f64, _finish, erfc, lgamma
+from .special import _finish, erfc, lgamma
 
 _MACHEP = 1.11022302462515654042e-16
 _MAXLOG = 7.09782712893383996843e2

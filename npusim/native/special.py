@@ -3,6 +3,10 @@ zeta, the Bessel and Airy functions, the orthogonal polynomials) and of igamma /
 compute in the default float dtype, 16-bit floats through float32 where torch takes them, as torch."""
 from __future__ import annotations
 
+import math
+
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
 from ..kernels import special as K
 from ..kernels import special_bessel as KB
 from ..kernels import special_gamma as KG
@@ -94,3 +98,32 @@ def _build():
 
 
 KERNELS = _build()
+
+
+# --- mvlgamma: composed from lgamma (CompositeImplicitAutograd: the gradient comes from lgamma's) ----------
+
+def mvlgamma(self, p):
+    """p (p - 1) / 4 log(pi) + the sum over j < p of lgamma(self - j / 2)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    r = aten.lgamma.default(self)
+    for j in range(1, p):
+        r = aten.add.Tensor(r, aten.lgamma.default(aten.sub.Scalar(self, j / 2.0)))
+    return aten.add.Scalar(r, p * (p - 1) / 4.0 * math.log(math.pi))
+
+
+def mvlgamma_out(self, p, *, out):
+    r = mvlgamma(self, p)
+    aten.resize_.default(out, r.shape)
+    return aten.copy_.default(out, r)
+
+
+def mvlgamma_(self, p):
+    if not self.dtype.is_floating_point:   # torch's words, with its operands in this order
+        raise RuntimeError(f"mvlgamma: result type {C.tname(self.dtype)} can't be cast to the desired output type "
+                           f"{C.tname(D.get_default_dtype())}")
+    return aten.copy_.default(self, mvlgamma(self, p))
+
+
+COMPOSITE_IMPLICIT = {"mvlgamma": mvlgamma, "mvlgamma.out": mvlgamma_out, "mvlgamma_": mvlgamma_,
+                      "special_multigammaln": mvlgamma, "special_multigammaln.out": mvlgamma_out}

@@ -993,6 +993,11 @@ igamma_(Tensor(a!) self, Tensor other) -> Tensor(a!)
 igammac(Tensor self, Tensor other) -> Tensor
 igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 igammac_(Tensor(a!) self, Tensor other) -> Tensor(a!)
+mvlgamma(Tensor self, int p) -> Tensor
+mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
+mvlgamma_(Tensor(a!) self, int p) -> Tensor(a!)
+special_multigammaln(Tensor self, int p) -> Tensor
+special_multigammaln.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)
 
 # == linalg_triangular: triangular solves, the LU family, Householder products, matrix exponential
 linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
