@@ -906,6 +906,15 @@ def split(tensor, split_size_or_sections, dim=0):
 
 
 @_export
+def split_with_sizes(input, split_sizes, dim=0):
+    _check_input(input, "split_with_sizes")
+    if not isinstance(split_sizes, (list, tuple)):
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple of ints, not "
+                        f"{type(split_sizes).__name__}")
+    return tuple(_ov("split_with_sizes")(input, split_sizes, dim))
+
+
+@_export
 def chunk(input, chunks, dim=0):
     _check_input(input, "chunk")
     return tuple(_ov("chunk")(input, chunks, dim))
