@@ -146,6 +146,15 @@ def test_elementwise_fast_paths_keep_torchs_rules(dtype):
         b.to("npu").add_(a.to("npu"))     # the result would not fit self
 
 
+def test_resize_keeps_contents_and_grows_through_npusim():
+    x = torch.arange(4.0, device="npu")
+    x.resize_(2)
+    assert x.cpu().tolist() == [0.0, 1.0]
+    x.resize_(6)    # beyond the storage: new npusim memory, the old contents kept
+    assert x.shape == (6,) and x.cpu()[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert x.untyped_storage().nbytes() >= 24
+
+
 def test_in_place_and_out_results_are_the_arguments():
     x = torch.ones(3, device="npu")
     assert x.add_(1) is x and x.cpu().tolist() == [2.0] * 3

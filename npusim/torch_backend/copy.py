@@ -6,7 +6,7 @@ import torch
 
 from npusim.privateuse1 import from_array, get_device_hooks
 
-from .adoption import NPUSIM_CPU, NPUSIM_DEVICE, array_view, npusim_view
+from .adoption import NPUSIM_CPU, NPUSIM_DEVICE, array_view
 from .dtypes import NUMPY
 
 _NPU = "npu"
@@ -24,11 +24,6 @@ def host_npusim(t):
         import ml_dtypes
         return from_array(t.view(torch.uint16).numpy().view(ml_dtypes.bfloat16), NPUSIM_CPU)
     return from_array(t.numpy(), NPUSIM_CPU)
-
-
-def as_npusim(t):
-    """npusim's view of a torch tensor on either device."""
-    return npusim_view(t) if t.device.type == _NPU else host_npusim(t)
 
 
 def host_array(t):

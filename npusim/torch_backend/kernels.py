@@ -4,8 +4,9 @@ For every aten op torch dispatches to a backend (not a CompositeImplicitAutograd
 itself; not a view, which torch's composites make over the same storage) that npusim can run on its npu (its
 own kernel, or its composite), one adapter is registered: torch npu tensors become npusim npu tensors viewing
 the same arrays, the npusim op runs (its dispatcher, capacity check and kernel: NumPy in emulation, CuPy on a
-GPU), and its results are adopted as torch npu tensors without a copy. In-place and ``out=`` results are the torch arguments themselves; an ``out=`` npusim resized is moved onto
-its new memory. An argument npusim cannot see (a dtype it lacks) sends the call to the CPU fallback.
+GPU), and its results are adopted as torch npu tensors without a copy. In-place and ``out=`` results are the
+torch arguments themselves; an ``out=`` npusim resized is moved onto its new memory. An argument npusim cannot
+see (a dtype it lacks) sends the call to the CPU fallback.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import npusim
 from npusim.privateuse1 import array_of
 
 from . import fallback
-from .adoption import NPUSIM_CPU, NotAdoptable, adopt, npusim_view, set_onto
+from .adoption import NotAdoptable, adopt, npusim_view, set_onto
 from .copy import host_npusim
 from .dtypes import LAYOUT, MEMORY_FORMAT, NPUSIM, TORCH, TORCH_MEMORY_FORMAT
 from .errors import refuse

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .adoption import CPU_KEYS, array_view, new_npu, set_onto  # noqa: F401
+from .adoption import CPU_KEYS, new_npu
 from .errors import refuse
 
 FORWARDED = ("view", "as_strided", "_reshape_alias", "unfold", "view_as_real", "view_as_complex",
@@ -26,6 +26,8 @@ def _forward(name):
 
 
 _resize_cpu = torch._C._dispatch_get_computed_kernel_for_dispatch_key("aten::resize_", "CPU").call_boxed
+_set_cpu = torch._C._dispatch_get_computed_kernel_for_dispatch_key(
+    "aten::set_.source_Storage_storage_offset", "CPU").call_boxed
 
 
 def resize_(self, size, memory_format=None):
@@ -39,16 +41,15 @@ def resize_(self, size, memory_format=None):
         numel *= n
     needed = (self.storage_offset() + numel) * self.element_size()
     if needed <= self.untyped_storage().nbytes():
-        return _resize_cpu(CPU_KEYS, self, size, memory_format)
+        return _resize_cpu(CPU_KEYS, self, size, memory_format=memory_format)
     old = self.untyped_storage()
     fresh = new_npu([max(needed // self.element_size(), 1)], self.dtype)
     n_old = old.nbytes() // self.element_size()
-    if n_old:
-        flat_old = torch.empty(0, dtype=self.dtype, device=self.device).set_(old, 0, [n_old], [1])
+    if n_old:   # the old contents stay, as a storage reallocation keeps them
+        flat_old = torch.empty(0, dtype=self.dtype, device=self.device)
+        _set_cpu(CPU_KEYS, flat_old, old, 0, [n_old], [1])
         fresh[:n_old].copy_(flat_old)
-    torch._C._dispatch_get_computed_kernel_for_dispatch_key(
-        "aten::set_.source_Storage_storage_offset", "CPU").call_boxed(
-        CPU_KEYS, self, fresh.untyped_storage(), self.storage_offset(), size, _contiguous(size))
+    _set_cpu(CPU_KEYS, self, fresh.untyped_storage(), self.storage_offset(), size, _contiguous(size))
     return self
 
 
