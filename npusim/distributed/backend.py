@@ -17,6 +17,8 @@ import warnings
 from collections import namedtuple
 from dataclasses import dataclass, field
 
+from ..core.c10.device import device as as_device
+
 
 class Backend(str):
     """An enum-like class of backend names (``torch.distributed.Backend``).
@@ -206,3 +208,28 @@ class CollectiveBackend:
 
     def barrier(self):
         self._unsupported("barrier")
+
+
+class BackendConfig:
+    """The backend of each device type of a group (``torch.distributed.BackendConfig``): built from a backend
+    string as ``init_process_group`` reads it; ``repr`` gives ``"cpu:mpi,npu:mpi"``."""
+
+    def __init__(self, backend):
+        text = str(backend)
+        self.device_backend_map = {device: Backend(name) for device, name in
+                                   parse_backend_config(None if text == Backend.UNDEFINED else text).items()}
+
+    def __repr__(self):
+        return ",".join(f"{device}:{backend}" for device, backend in self.device_backend_map.items())
+
+    def get_device_backend_map(self) -> dict:
+        return self.device_backend_map
+
+
+def get_default_backend_for_device(device) -> str:
+    """The backend a device type gets when ``init_process_group`` names none (``"mpi"`` for cpu)."""
+    device_type = as_device(device).type if isinstance(device, str) else device.type
+    name = Backend.default_device_backend_map.get(device_type)
+    if name is None:
+        raise ValueError(f"Default backend not registered for device : {device}")
+    return name

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.tensor import Tensor
+from .debug import log_agreed
 from .process_group import resolve_group, to_group_rank, warn_not_in_group
 from .reduce_op import BITWISE_OPS, COMPLEX_OPS, RedOpType, ReduceOp, as_red_op
 from .work import Work, on_device, seconds_of
@@ -88,7 +89,9 @@ def _what(pg, op_name: str) -> str:
 
 
 def _agree(pg, op_name: str, signature: str) -> None:
-    pg._store.check_agreement(_what(pg, op_name), signature)
+    what = _what(pg, op_name)
+    pg._store.check_agreement(what, signature)
+    log_agreed(what, signature)
 
 
 # --- buffers -----------------------------------------------------------------------------------------------

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import warnings
 from datetime import timedelta
+from urllib.parse import urlparse
 
 from .backend import Backend, BackendOptions, create_backend, parse_backend_config
+from .process_group_methods import ProcessGroupMethods
 from .rendezvous import INSTALL_HINT, Store, launcher_env, load_mpi, mpi_available
+from .store_rendezvous import check_url, open_group_store
+from .stores import PrefixStore
+from .url_rendezvous import _rendezvous_handlers
 from .work import seconds_of
 
 default_pg_timeout = timedelta(minutes=30)
@@ -19,8 +24,9 @@ default_pg_timeout = timedelta(minutes=30)
 _NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
-class ProcessGroup:
-    """A set of ranks that run collectives together (``torch.distributed.ProcessGroup``)."""
+class ProcessGroup(ProcessGroupMethods):
+    """A set of ranks that run collectives together (``torch.distributed.ProcessGroup``), with torch's collective
+    methods taking option holders (``pg.allreduce([t], opts)``)."""
 
     def __init__(self, store: Store, global_ranks: list, name: str, timeout: timedelta, config: dict):
         self._store = store
@@ -31,6 +37,7 @@ class ProcessGroup:
         self._config = dict(config)
         self._backends = {}
         self._destroyed = False
+        self._kv_store = None       # the key-value store (the default group's comes from init_process_group)
         instances = {}
         for device_type, backend_name in self._config.items():
             if backend_name not in instances:
@@ -51,6 +58,17 @@ class ProcessGroup:
     @property
     def group_name(self) -> str:
         return self._name
+
+    def get_group_store(self):
+        """The group's key-value store: ``init_process_group``'s ``store`` (or the one its ``init_method`` names),
+        under a prefix of the group's name for a subgroup."""
+        world = _world.default_pg
+        if self._kv_store is None and world is not None and world._kv_store is not None and self is not world:
+            self._kv_store = PrefixStore(self._name, world._kv_store)
+        if self._kv_store is None:
+            raise RuntimeError("this process group has no key-value store: npusim's groups meet through MPI; pass "
+                               "init_process_group a store= or an init_method URL to have one")
+        return self._kv_store
 
     def _get_backend(self, device):
         """The backend instance serving ``device`` (a device or its type name)."""
@@ -79,6 +97,7 @@ class ProcessGroup:
         for backend in dict.fromkeys(self._backends.values()):
             backend.shutdown()
         self._store.free()
+        self._kv_store = None       # a TCPStore rank 0 serves stops with its last reference
 
 
 class _World:
@@ -203,6 +222,16 @@ def _world_comm(world_size: int, rank: int, need_mpi: bool):
     return comm
 
 
+def _check_init_method(init_method, rank: int, world_size: int) -> None:
+    if not isinstance(init_method, str):
+        raise RuntimeError(f"`url` must be a string. {type(init_method)}: {init_method}")
+    scheme = urlparse(init_method).scheme
+    if scheme not in _rendezvous_handlers and scheme != "mpi":
+        raise RuntimeError(f"No rendezvous handler for {scheme}://")
+    env = launcher_env()
+    check_url(init_method, env["rank"] if env is not None else 0, env["world_size"] if env is not None else 1)
+
+
 def _ranks_text(size: int) -> str:
     return "rank 0" if size == 1 else f"ranks 0..{size - 1}"
 
@@ -212,33 +241,43 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size:
     """Join the default process group (``torch.distributed.init_process_group``).
 
     Rank and world size come from MPI (the launcher), and must match ``rank``/``world_size`` when given.
+    ``store`` (with ``rank`` and ``world_size``, as torch asks) or an ``init_method`` URL (``tcp://host:port``,
+    ``file:///path``, ``env://`` with ``MASTER_ADDR``/``MASTER_PORT``) gives the group a key-value store, checked
+    to be shared by every rank; MPI still carries the collectives.
     ``backend``: None (mpi for cpu tensors; for npu tensors nccl when the npu runs on a GPU, else mpi),
     ``"mpi"``, ``"nccl"``, a registered name, or pairs such as ``"cpu:mpi,npu:nccl"``.
     """
     if _world.default_pg is not None:
         raise ValueError("trying to initialize the default process group twice!")
+    if not (store is None or init_method is None):
+        raise AssertionError("Cannot specify both init_method and store.")
+    if store is not None:
+        if not world_size > 0:
+            raise AssertionError("world_size must be positive if using store")
+        if not rank >= 0:
+            raise AssertionError("rank must be non-negative if using store")
     if timeout is None:
         timeout = default_pg_timeout
     _check_valid_timeout(timeout)
-    if store is not None:
-        raise ValueError("npusim.distributed rendezvouses through MPI: a custom store is not supported")
-    if init_method not in (None, "env://", "mpi://"):
-        raise ValueError(f"init_method={init_method!r} is not supported: ranks rendezvous through the MPI "
-                         f"launcher; leave init_method unset (or 'env://')")
+    if init_method is not None:
+        _check_init_method(init_method, rank, world_size)
     if pg_options is not None:
         raise ValueError("pg_options is not supported by the mpi and nccl backends")
     config = parse_backend_config(backend)
     need_mpi = Backend.MPI in config.values()
     comm = _world_comm(world_size, rank, need_mpi)
     size = comm.Get_size() if comm is not None else 1
-    store = Store(comm.Dup() if comm is not None else None, seconds_of(timeout), f"group 0 ({_ranks_text(size)})")
+    mpi_store = Store(comm.Dup() if comm is not None else None, seconds_of(timeout),
+                      f"group 0 ({_ranks_text(size)})")
     spec = ",".join(f"{d}:{b}" for d, b in sorted(config.items()))
     try:
-        store.check_agreement("init_process_group", f"init_process_group(backend={spec})")
-        pg = ProcessGroup(store, list(range(store.size)), "0", timeout, config)
+        mpi_store.check_agreement("init_process_group", f"init_process_group(backend={spec})")
+        kv_store = open_group_store(init_method, store, mpi_store, timeout)
+        pg = ProcessGroup(mpi_store, list(range(mpi_store.size)), "0", timeout, config)
     except BaseException:
-        store.free()
+        mpi_store.free()
         raise
+    pg._kv_store = kv_store
     if device_id is not None:
         pg.bound_device_id = device_id
     _world.default_pg = pg
@@ -352,3 +391,16 @@ def get_node_local_rank(fallback_rank=None) -> int:
     raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
                        "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
                        "and want the code to run locally instead.")
+
+
+def get_pg_count() -> int:
+    """How many process groups this process has made since ``init_process_group`` (the default one included)."""
+    return _world.group_count
+
+
+def get_backend_config(group=None) -> str:
+    """The group's backend per device type, as ``"cpu:mpi,npu:mpi"``."""
+    pg = resolve_group(group)
+    if pg is None:
+        raise ValueError("Invalid process group specified")
+    return ",".join(f"{d}:{b}" for d, b in pg._config.items())

@@ -55,3 +55,9 @@ def as_red_op(op) -> RedOpType:
 # reductions that make sense on complex numbers (viewed as pairs of reals), as torch's supports_complex
 COMPLEX_OPS = (RedOpType.SUM, RedOpType.AVG)
 BITWISE_OPS = (RedOpType.BAND, RedOpType.BOR, RedOpType.BXOR)
+
+
+def supports_complex(reduceOp) -> bool:  # noqa: N803 - torch's parameter name
+    """Whether ``reduceOp`` works on complex tensors (every op but MAX, MIN, PRODUCT and the bitwise ones)."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR,
+                            ReduceOp.BXOR)

@@ -214,6 +214,19 @@ class Store:
             return None
         return Store(comm, timeout_s, describe)
 
+    def split_disjoint(self, groups: list, timeout_s: float, describe: str):
+        """A Store for the group of ``groups`` (disjoint lists of this store's ranks) that holds this rank; None
+        when none does. Only this store's ranks take part; each must pass the same ``groups``."""
+        self.check_agreement("split_group", f"split_group({groups})")
+        mine = next((i for i, g in enumerate(groups) if self.rank in g), None)
+        if self.comm is None:
+            return None if mine is None else Store(None, timeout_s, describe)
+        MPI = load_mpi()
+        comm = self.comm.Split(MPI.UNDEFINED if mine is None else mine, self.rank)
+        if comm == MPI.COMM_NULL:
+            return None
+        return Store(comm, timeout_s, describe)
+
     def free(self) -> None:
         if self.comm is not None and self.aborted is None:
             self.comm.Free()
