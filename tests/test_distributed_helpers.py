@@ -28,7 +28,7 @@ needs_mpi = pytest.mark.skipif(not HAS_MPI, reason="mpi4py and an MPI library ar
 
 INIT_CHECKS = ["init_tcp_url", "init_file_url", "init_given_store", "init_unshared_store", "init_wrong_rank_in_url",
                "queries", "breakpoint"]
-DEVICE_CHECKS = ["object_p2p", "coalesced", "subgroups", "debug_detail", "process_group_methods", "device_mesh"]
+DEVICE_CHECKS = ["object_p2p", "coalesced", "single", "subgroups", "debug_detail", "process_group_methods", "device_mesh"]
 RANKS = 2
 
 
@@ -347,6 +347,21 @@ def test_coalesced_bad_arguments(loopback, call, error, message):
         call(npusim.ones(4))
 
 
+def test_single_collectives_in_a_group_of_one(loopback, device):
+    out = npusim.zeros(1, 3, device=device)
+    assert dist.all_gather_single(out, npusim.arange(3, dtype=npusim.float32, device=device)) is None
+    np.testing.assert_array_equal(host(out), [[0.0, 1.0, 2.0]])
+    mine = npusim.zeros(3, device=device)
+    assert dist.reduce_scatter_single(mine, npusim.full((3,), 4.0, device=device), op=dist.ReduceOp.AVG) is None
+    np.testing.assert_array_equal(host(mine), [4.0, 4.0, 4.0])
+    with pytest.raises(RuntimeError, match=re.escape("all_gather_single: output tensor size must be equal to "
+                                                     "world_size (1) times input tensor size (3), got 4")):
+        dist.all_gather_single(npusim.zeros(4, device=device), npusim.zeros(3, device=device))
+    with pytest.raises(TypeError, match="Expected parameter `output` of type npusim.Tensor"):
+        dist.reduce_scatter_single([mine], mine)
+    assert dist.GroupName("pg") == "pg"
+
+
 def test_subgroups_in_a_group_of_one(loopback):
     mine, everyone = dist.new_subgroups(1)
     assert everyone == [mine] and dist.get_process_group_ranks(mine) == [0]
@@ -482,7 +497,7 @@ ADDED = ["is_backend_available", "is_gloo_available", "is_torchelastic_launched"
          "get_backend_config", "get_pg_count", "supports_complex", "breakpoint", "send_object_list",
          "recv_object_list", "all_gather_coalesced", "all_reduce_coalesced", "new_subgroups",
          "new_subgroups_by_enumeration", "split_group", "register_rendezvous_handler", "init_device_mesh",
-         "init_process_group"]
+         "init_process_group", "all_gather_single", "reduce_scatter_single"]
 
 
 def _parameters(fn):

@@ -14,8 +14,9 @@ from .availability import is_backend_available, is_gloo_available, is_torchelast
 from .backend import Backend, BackendConfig, BackendOptions, CollectiveBackend, get_default_backend_for_device
 from .coalesced import all_gather_coalesced, all_reduce_coalesced
 from .collectives import (
-    all_gather, all_gather_into_tensor, all_gather_object, all_reduce, all_to_all_single, barrier, broadcast,
-    broadcast_object_list, gather, irecv, isend, recv, reduce, reduce_scatter_tensor, scatter, send,
+    all_gather, all_gather_into_tensor, all_gather_object, all_gather_single, all_reduce, all_to_all_single, barrier,
+    broadcast, broadcast_object_list, gather, irecv, isend, recv, reduce, reduce_scatter_single,
+    reduce_scatter_tensor, scatter, send,
 )
 from .debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
 from .debugger import breakpoint
@@ -33,7 +34,7 @@ from .options import (
 )
 from .p2p import P2POp, batch_isend_irecv
 from .process_group import (
-    GroupMember, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_backend_config,
+    GroupMember, GroupName, ProcessGroup, default_pg_timeout, destroy_process_group, get_backend, get_backend_config,
     get_global_rank, get_group_rank, get_node_local_rank, get_pg_count, get_process_group_ranks, get_rank,
     get_world_size, group, init_process_group, is_available, is_initialized, is_mpi_available, is_nccl_available,
     new_group,
@@ -54,17 +55,17 @@ __all__ = [
     "AllToAllOptions", "AllgatherOptions", "AllreduceCoalescedOptions", "AllreduceOptions", "Backend",
     "BackendConfig", "BackendOptions", "BarrierOptions", "BroadcastOptions", "CollectiveBackend", "DebugLevel",
     "DeviceMesh", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError", "FileStore", "GatherOptions",
-    "GradBucket", "GroupMember", "HashStore", "P2POp", "PrefixStore", "ProcessGroup", "QueueEmptyError", "ReduceOp",
-    "ReduceOptions", "ReduceScatterOptions", "ScatterOptions", "Store", "TCPStore", "Work", "all_gather",
-    "all_gather_coalesced", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_reduce_coalesced",
-    "all_to_all", "all_to_all_single", "barrier", "batch_isend_irecv", "breakpoint", "broadcast",
-    "broadcast_object_list", "default_pg_timeout", "destroy_process_group", "gather", "gather_object", "get_backend",
-    "get_backend_config", "get_debug_level", "get_default_backend_for_device", "get_global_rank", "get_group_rank",
-    "get_node_local_rank", "get_pg_count", "get_process_group_ranks", "get_rank", "get_world_size", "group",
-    "init_device_mesh", "init_process_group", "irecv", "is_available", "is_backend_available", "is_gloo_available",
-    "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "isend",
-    "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv", "recv_object_list",
-    "reduce", "reduce_scatter", "reduce_scatter_tensor", "register_rendezvous_handler", "scatter",
-    "scatter_object_list", "send", "send_object_list", "set_debug_level", "set_debug_level_from_env", "split_group",
-    "supports_complex",
+    "GradBucket", "GroupMember", "GroupName", "HashStore", "P2POp", "PrefixStore", "ProcessGroup", "QueueEmptyError",
+    "ReduceOp", "ReduceOptions", "ReduceScatterOptions", "ScatterOptions", "Store", "TCPStore", "Work", "all_gather",
+    "all_gather_coalesced", "all_gather_into_tensor", "all_gather_object", "all_gather_single", "all_reduce",
+    "all_reduce_coalesced", "all_to_all", "all_to_all_single", "barrier", "batch_isend_irecv", "breakpoint",
+    "broadcast", "broadcast_object_list", "default_pg_timeout", "destroy_process_group", "gather", "gather_object",
+    "get_backend", "get_backend_config", "get_debug_level", "get_default_backend_for_device", "get_global_rank",
+    "get_group_rank", "get_node_local_rank", "get_pg_count", "get_process_group_ranks", "get_rank", "get_world_size",
+    "group", "init_device_mesh", "init_process_group", "irecv", "is_available", "is_backend_available",
+    "is_gloo_available", "is_initialized", "is_mpi_available", "is_nccl_available", "is_torchelastic_launched",
+    "isend", "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv",
+    "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
+    "register_rendezvous_handler", "scatter", "scatter_object_list", "send", "send_object_list", "set_debug_level",
+    "set_debug_level_from_env", "split_group", "supports_complex",
 ]

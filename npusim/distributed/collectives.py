@@ -255,21 +255,30 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """Gather ``input_tensor`` of every rank into ``output_tensor`` (rank order along dim 0, or stacked)."""
+    return _gather_into_tensor("all_gather_into_tensor", output_tensor, input_tensor, group, async_op)
+
+
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """``all_gather_into_tensor`` under its torch 2.13 name."""
+    return _gather_into_tensor("all_gather_single", output_tensor, input_tensor, group, async_op)
+
+
+def _gather_into_tensor(op_name, output_tensor, input_tensor, group, async_op):
     _check_single_tensor(input_tensor, "input_tensor")
     _check_single_tensor(output_tensor, "output_tensor")
     _ensure_same_dtype(output_tensor, input_tensor)
     pg = resolve_group(group)
     if pg is None:
-        warn_not_in_group("all_gather_into_tensor")
+        warn_not_in_group(op_name)
         return None
     n = pg.size()
     if output_tensor.numel() != n * input_tensor.numel():
-        raise RuntimeError(f"all_gather_into_tensor: output tensor size must be equal to world_size ({n}) times "
+        raise RuntimeError(f"{op_name}: output tensor size must be equal to world_size ({n}) times "
                            f"input tensor size ({input_tensor.numel()}), got {output_tensor.numel()}")
-    _check_same_device("all_gather_into_tensor", input_tensor, [output_tensor])
+    _check_same_device(op_name, input_tensor, [output_tensor])
     with on_device(input_tensor.device):
         backend = pg._get_backend(input_tensor.device)
-        _agree(pg, "all_gather_into_tensor", f"all_gather_into_tensor({_desc(input_tensor)})")
+        _agree(pg, op_name, f"{op_name}({_desc(input_tensor)})")
         src, _ = _buffer(input_tensor)
         out, own = _buffer(output_tensor)
         work = backend.allgather(out, src)
@@ -280,23 +289,32 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``input`` across the group and give rank i the i-th of its ``world_size`` equal chunks."""
+    return _reduce_scatter_tensor("reduce_scatter_tensor", output, input, op, group, async_op)
+
+
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """``reduce_scatter_tensor`` under its torch 2.13 name."""
+    return _reduce_scatter_tensor("reduce_scatter_single", output, input, op, group, async_op)
+
+
+def _reduce_scatter_tensor(op_name, output, input, op, group, async_op):
     _check_single_tensor(output, "output")
     _check_single_tensor(input, "input")
     _ensure_same_dtype(output, input)
     pg = resolve_group(group)
     if pg is None:
-        warn_not_in_group("reduce_scatter_tensor")
+        warn_not_in_group(op_name)
         return None
     op = as_red_op(op)
-    _check_reduction("reduce_scatter_tensor", input, op)
+    _check_reduction(op_name, input, op)
     n = pg.size()
     if input.numel() != n * output.numel():
-        raise RuntimeError(f"reduce_scatter_tensor: input tensor size must be equal to world_size ({n}) times "
+        raise RuntimeError(f"{op_name}: input tensor size must be equal to world_size ({n}) times "
                            f"output tensor size ({output.numel()}), got {input.numel()}")
-    _check_same_device("reduce_scatter_tensor", input, [output])
+    _check_same_device(op_name, input, [output])
     with on_device(input.device):
         backend = pg._get_backend(input.device)
-        _agree(pg, "reduce_scatter_tensor", f"reduce_scatter_tensor({op.name}, {_desc(input)})")
+        _agree(pg, op_name, f"{op_name}({op.name}, {_desc(input)})")
         src, _ = _buffer(input)
         out, own = _buffer(output)
         src_array, plain_op = _reducible(src, op)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from datetime import timedelta
+from typing import NewType
 from urllib.parse import urlparse
 
 from .backend import Backend, BackendOptions, create_backend, parse_backend_config
@@ -20,6 +21,8 @@ from .url_rendezvous import _rendezvous_handlers
 from .work import seconds_of
 
 default_pg_timeout = timedelta(minutes=30)
+
+GroupName = NewType("GroupName", str)       # a process group's name, as torch types it
 
 _NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 

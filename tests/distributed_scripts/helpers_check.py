@@ -155,6 +155,20 @@ def coalesced(device, rank, n):
         dist.all_gather_coalesced(outputs, inputs, async_op=True).wait()
 
 
+def single(device, rank, n):
+    """all_gather_single and reduce_scatter_single: torch 2.13's names of the one-tensor collectives."""
+    out = npusim.zeros(n, 2, device=device)
+    assert dist.all_gather_single(out, npusim.tensor([rank, rank + 0.5], device=device)) is None
+    np.testing.assert_array_equal(host(out), [[r, r + 0.5] for r in range(n)])
+    mine = npusim.zeros(2, device=device)
+    work = dist.reduce_scatter_single(mine, npusim.arange(2 * n, dtype=npusim.float32, device=device),
+                                      op=dist.ReduceOp.SUM, async_op=True)
+    work.wait()
+    np.testing.assert_array_equal(host(mine), [2 * rank * n, (2 * rank + 1) * n])
+    expect_error(RuntimeError, r"reduce_scatter_single: input tensor size must be equal to world_size",
+                 dist.reduce_scatter_single, mine, npusim.ones(3, device=device))
+
+
 def subgroups(device, rank, n):
     before = dist.get_pg_count()
     mine, everyone = dist.new_subgroups(1)
@@ -310,6 +324,7 @@ def after_init_checks():
     for device in ("cpu", "npu"):
         report(device, "object_p2p", object_p2p, device, rank, n)
         report(device, "coalesced", coalesced, device, rank, n)
+        report(device, "single", single, device, rank, n)
         report(device, "subgroups", subgroups, device, rank, n)
         report(device, "debug_detail", debug_detail, device, rank, n)
         report(device, "process_group_methods", process_group_methods, device, rank, n)
