@@ -436,10 +436,18 @@ def test_save_load_pickle_and_deepcopy():
     assert m.weight.device.type == "npu"
 
 
+def _archive():
+    buf = io.BytesIO()
+    torch.save(torch.arange(3.0), buf)
+    buf.seek(0)
+    return buf
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda: torch.empty(2, device="npu:1"), "one device, npu:0"),
     (lambda: torch.ones(2).to("npu:1"), "one device, npu:0"),
     (lambda: torch.npu.set_device(1), "one device, npu:0"),
+    (lambda: torch.load(_archive(), map_location="npu:1"), "device_count\\(\\) is 1"),
     (lambda: torch.Generator(device="npu"), r"torch.Generator\(device='npu'\)"),
     (lambda: torch.randn(2, device="npu", generator=torch.Generator()), "generator"),
     (lambda: torch.npu.Stream(), "Stream"),
