@@ -95,6 +95,11 @@ def test_backend_availability():
     assert not dist.is_backend_available("cpu:mpi,npu:gloo")
     register_loopback()
     assert dist.is_backend_available("loopback")
+    dist.Backend.availability["loopback"] = lambda: False       # a plugin that says it cannot run here
+    try:
+        assert not dist.is_backend_available("loopback")
+    finally:
+        del dist.Backend.availability["loopback"]
 
 
 def test_torchelastic_launched(monkeypatch):
@@ -511,6 +516,14 @@ def test_signatures_match_torch(torch, name):
     import torch.distributed as tdist
     ours, theirs = _parameters(getattr(dist, name)), _parameters(getattr(tdist, name))
     assert ours == theirs
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("method", ["get_group", "get_all_groups", "size", "get_rank", "get_local_rank",
+                                    "get_coordinate", "__getitem__"])
+def test_device_mesh_methods_match_torch(torch, method):
+    from torch.distributed.device_mesh import DeviceMesh as TorchDeviceMesh
+    assert _parameters(getattr(dist.DeviceMesh, method)) == _parameters(getattr(TorchDeviceMesh, method))
 
 
 @pytest.mark.oracle

@@ -17,10 +17,11 @@ _AVAILABILITY = {"mpi": is_mpi_available, "nccl": is_nccl_available, "gloo": is_
 
 
 def _check_single_backend_availability(backend_name: str) -> bool:
-    available = _AVAILABILITY.get(str(backend_name).lower())
+    name = str(backend_name).lower()
+    available = _AVAILABILITY.get(name) or Backend.availability.get(name)     # a plugin may say too
     if available is not None:
         return available()
-    return str(backend_name).lower() in Backend.backend_list
+    return name in Backend.backend_list
 
 
 def is_backend_available(backend: str) -> bool:
