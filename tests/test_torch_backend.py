@@ -23,3 +23,12 @@ def test_torch_backend_cases_pass_in_their_own_process():
     if "no tests ran" in proc.stdout or proc.returncode == 5:
         pytest.skip("torch_backend cases skipped (torch is not 2.13)")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-2000:]
+
+
+@pytest.mark.oracle
+def test_import_registers_without_warnings():
+    code = "import warnings; warnings.simplefilter('error'); import npusim.torch_backend"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    if "supports torch 2.13.x only" in proc.stderr:
+        pytest.skip("torch is not 2.13")
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -155,6 +155,124 @@ def test_resize_keeps_contents_and_grows_through_npusim():
     assert x.untyped_storage().nbytes() >= 24
 
 
+# a wider sweep: reductions, indexing, nn.functional, losses, creation, dtypes (args: a, b, i, m, img, w)
+MORE_OPS = {
+    "sum dim": lambda a,b,i,m,img,w: a.sum(1),
+    "mean": lambda *x: x[0].mean(),
+    "std": lambda a,*r: a.std(0),
+    "var_mean": lambda a,*r: torch.var_mean(a, 1)[0],
+    "max dim": lambda a,*r: a.max(1).values,
+    "min": lambda a,*r: a.min(),
+    "topk": lambda a,*r: a.topk(2, 1).values,
+    "sort": lambda a,*r: a.sort(0).values,
+    "argsort": lambda a,*r: a.argsort(1),
+    "cumprod": lambda a,*r: a.cumprod(1),
+    "logsumexp": lambda a,*r: a.logsumexp(1),
+    "index_select": lambda a,b,i,*r: a.index_select(0, i),
+    "gather": lambda a,b,i,*r: a.gather(0, i[:4].view(4,1).expand(4,5)),
+    "scatter_add": lambda a,b,i,*r: torch.zeros(4,5).to(a.device).scatter_add(0, i[:4].view(4,1).expand(4,5), b),
+    "index_add": lambda a,b,i,*r: a.index_add(0, i[:4], b),
+    "masked_fill": lambda a,b,i,m,*r: a.masked_fill(m, 0.5),
+    "where scalar": lambda a,b,i,m,*r: torch.where(m, a, 0.0),
+    "clamp_min": lambda a,*r: a.clamp_min(0),
+    "abs": lambda a,*r: a.abs(),
+    "sigmoid": lambda a,*r: a.sigmoid(),
+    "silu": lambda a,*r: F.silu(a),
+    "leaky": lambda a,*r: F.leaky_relu(a, 0.1),
+    "elu": lambda a,*r: F.elu(a),
+    "softplus": lambda a,*r: F.softplus(a),
+    "hardtanh": lambda a,*r: F.hardtanh(a),
+    "dropout eval": lambda a,*r: F.dropout(a, 0.5, False),
+    "conv2d": lambda a,b,i,m,img,w: F.conv2d(img, w, padding=1),
+    "conv stride": lambda a,b,i,m,img,w: F.conv2d(img, w, stride=2),
+    "max_pool2d": lambda a,b,i,m,img,w: F.max_pool2d(img, 2),
+    "avg_pool2d": lambda a,b,i,m,img,w: F.avg_pool2d(img, 2),
+    "adaptive_avg": lambda a,b,i,m,img,w: F.adaptive_avg_pool2d(img, 1),
+    "interpolate": lambda a,b,i,m,img,w: F.interpolate(img, scale_factor=2),
+    "bilinear up": lambda a,b,i,m,img,w: F.interpolate(img, scale_factor=2, mode="bilinear"),
+    "group_norm": lambda a,b,i,m,img,w: F.group_norm(img, 3),
+    "batch_norm eval":
+        lambda a,b,i,m,img,w: F.batch_norm(img, torch.zeros(3).to(img.device), torch.ones(3).to(img.device)),
+    "embedding": lambda a,b,i,*r: F.embedding(i, a),
+    "one_hot": lambda a,b,i,*r: F.one_hot(i, 4),
+    "pad": lambda a,*r: F.pad(a, (1, 2)),
+    "mse": lambda a,b,*r: F.mse_loss(a, b),
+    "bce logits": lambda a,b,*r: F.binary_cross_entropy_with_logits(a, b.sigmoid()),
+    "nll": lambda a,b,i,*r: F.nll_loss(F.log_softmax(a, 1), i[:4]),
+    "smooth_l1": lambda a,b,*r: F.smooth_l1_loss(a, b),
+    "cross_entropy ls": lambda a,b,i,*r: F.cross_entropy(a, i[:4], label_smoothing=0.1),
+    "kl_div": lambda a,b,*r: F.kl_div(a.log_softmax(1), b.softmax(1), reduction="batchmean"),
+    "matmul 3d": lambda a,b,*r: a.unsqueeze(0).expand(3,4,5) @ b.t(),
+    "einsum": lambda a,b,*r: torch.einsum("ij,kj->ik", a, b),
+    "norm": lambda a,*r: a.norm(dim=1),
+    "linalg_vector_norm": lambda a,*r: torch.linalg.vector_norm(a, 3),
+    "outer": lambda a,b,*r: torch.outer(a[0], b[0]),
+    "triu": lambda a,*r: a.triu(1),
+    "tril": lambda a,*r: a.tril(),
+    "flip": lambda a,*r: a.flip(0),
+    "roll": lambda a,*r: a.roll(2, 1),
+    "repeat": lambda a,*r: a.repeat(2, 1),
+    "cat dim1": lambda a,b,*r: torch.cat([a, b], 1),
+    "split": lambda a,*r: a.split(2, 1)[1] * 1,
+    "chunk": lambda a,*r: a.chunk(2)[0] + 0,
+    "unbind": lambda a,*r: a.unbind(1)[2] * 1,
+    "diag": lambda a,*r: a.diag(),
+    "trace": lambda a,*r: a[:4,:4].trace(),
+    "isnan": lambda a,*r: (a / 0 * 0).isnan(),
+    "nan_to_num": lambda a,*r: (a / 0).nan_to_num(),
+    "round": lambda a,*r: a.round(decimals=1),
+    "floor_div": lambda a,b,*r: a // b,
+    "remainder": lambda a,b,*r: a % b,
+    "pow tensor": lambda a,b,*r: a.abs().pow(b),
+    "atan2": lambda a,b,*r: torch.atan2(a, b),
+    "lerp": lambda a,b,*r: a.lerp(b, 0.3),
+    "addcmul": lambda a,b,*r: a.addcmul(b, b, value=0.5),
+    "baddbmm": lambda a,b,*r: torch.baddbmm(torch.zeros(1,4,4).to(a.device), a.unsqueeze(0), b.t().unsqueeze(0)),
+    "bool any": lambda a,b,i,m,*r: m.any(1),
+    "all": lambda a,b,i,m,*r: m.all(),
+    "count_nonzero": lambda a,b,i,m,*r: m.count_nonzero(),
+    "to int": lambda a,*r: (a * 10).to(torch.int32),
+    "to half": lambda a,*r: a.half() * 2,
+    "bf16 matmul": lambda a,b,*r: a.bfloat16() @ b.bfloat16().t(),
+    "long sum": lambda a,b,i,*r: i.sum(),
+    "arange step": lambda a,*r: torch.arange(0, 1, 0.25, device=a.device),
+    "linspace": lambda a,*r: torch.linspace(0, 1, 5, device=a.device),
+    "full_like": lambda a,*r: torch.full_like(a, 3),
+    "eye": lambda a,*r: torch.eye(3, device=a.device),
+    "zeros_like": lambda a,*r: torch.zeros_like(a),
+    "sdpa": lambda a,b,*r: F.scaled_dot_product_attention(a.view(1, 1, 4, 5), b.view(1, 1, 4, 5),
+                                                           a.view(1, 1, 4, 5), is_causal=True),
+    "cumsum backward": None,
+    "bincount": lambda a,b,i,*r: torch.bincount(i),
+    "histc": lambda a,*r: torch.histc(a, 4),
+    "searchsorted": lambda a,*r: torch.searchsorted(torch.arange(5.).to(a.device), a),
+    "clone cl": lambda a,b,i,m,img,w: img.contiguous(memory_format=torch.channels_last) + 0,
+    "setitem": None,
+    "index_put": None,
+}
+def setitem(a,*r):
+    x = a.clone(); x[1:3, 2] = 7.0; x[x > 1] = 0.0; return x
+def index_put(a,b,i,*r):
+    x = torch.zeros(4, 5).to(a.device); x.index_put_((i[:3],), b[:3], accumulate=True); return x
+MORE_OPS["setitem"] = setitem; MORE_OPS["index_put"] = index_put
+def cumsum_bw(a, *r):
+    x = a.clone().requires_grad_(); (x.cumsum(1) * x).sum().backward(); return x.grad
+MORE_OPS["cumsum backward"] = cumsum_bw
+
+
+@pytest.mark.parametrize("name", sorted(MORE_OPS))
+def test_more_ops_match_cpu(name):
+    torch.manual_seed(0)
+    a, b, i = torch.randn(4, 5), torch.randn(4, 5), torch.randint(0, 4, (6,))
+    args = (a, b, i, a > 0, torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = MORE_OPS[name](*args)
+        got = MORE_OPS[name](*(t.to("npu") for t in args))
+    assert got.device.type == "npu" and got.dtype == want.dtype
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-5, equal_nan=True)
+
+
 def test_in_place_and_out_results_are_the_arguments():
     x = torch.ones(3, device="npu")
     assert x.add_(1) is x and x.cpu().tolist() == [2.0] * 3

@@ -99,13 +99,15 @@ def _fast_inplace(name, ufunc, general):
 OPS = {"add.Tensor": "add", "sub.Tensor": "subtract", "mul.Tensor": "multiply", "div.Tensor": "divide"}
 
 
-def register(lib, general_kernels: dict) -> None:
-    """``general_kernels``: the adapter registered for each op, where the fast path hands what it does not take."""
+def kernels(general_kernels: dict) -> dict:
+    """The fast kernels by op name; ``general_kernels``: the adapters they hand what they do not take."""
+    out = {}
     for qual, ufunc_name in OPS.items():
         name, _, overload = qual.partition(".")
         ufunc = getattr(_xp, ufunc_name)
         if qual in general_kernels:
-            lib.impl(qual, _fast(name, ufunc, general_kernels[qual]), "PrivateUse1")
+            out[qual] = _fast(name, ufunc, general_kernels[qual])
         inplace = f"{name}_.{overload}"
         if inplace in general_kernels:
-            lib.impl(inplace, _fast_inplace(name, ufunc, general_kernels[inplace]), "PrivateUse1")
+            out[inplace] = _fast_inplace(name, ufunc, general_kernels[inplace])
+    return out

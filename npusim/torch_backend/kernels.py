@@ -143,11 +143,10 @@ def candidates():
         yield qual, op, nop
 
 
-def register(lib) -> dict:
-    """Registers the adapters; returns them by op name ('add.Tensor')."""
+def adapters() -> dict:
+    """The adapter of every op npusim serves, by op name ('add.Tensor'); registration.py registers them."""
     served = {}
     for qual, op, nop in candidates():
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in op._schema.arguments)
         served[qual] = adapter(op, nop, mutates)
-        lib.impl(qual, served[qual], "PrivateUse1")
     return served
