@@ -214,7 +214,7 @@ def debug_detail(device, rank, n):
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
-        assert dist.get_debug_level() == dist.DebugLevel.OFF
+        dist.set_debug_level(dist.DebugLevel.OFF)     # whatever TORCH_DISTRIBUTED_DEBUG says
         dist.all_reduce(npusim.ones(3, device=device))
         assert not records
         dist.set_debug_level(dist.DebugLevel.DETAIL)
