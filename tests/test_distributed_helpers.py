@@ -455,6 +455,8 @@ def test_process_group_methods_in_a_group_of_one(loopback, device):
     np.testing.assert_array_equal(host(box), [1.0, 2.0])
     with pytest.raises(ValueError, match="ProcessGroup.allreduce takes a list of one tensor, got 2"):
         pg.allreduce([t, t])
+    assert pg.monitored_barrier(timedelta(seconds=1), wait_all_ranks=True) is None
+    assert pg.bound_device_id is None
 
 
 def test_device_mesh_in_a_group_of_one(loopback, device):

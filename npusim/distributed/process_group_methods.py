@@ -37,6 +37,12 @@ def _reduce_op(opts, default_type):
 class ProcessGroupMethods:
     """Mixed into ``ProcessGroup``: the collectives as methods, as torch's ``ProcessGroup`` has them."""
 
+    bound_device_id = None      # the device_id given to init_process_group (torch's), None when none was
+
+    def monitored_barrier(self, timeout=None, wait_all_ranks: bool = False) -> None:
+        from .monitored_barrier import monitored_barrier
+        return monitored_barrier(group=self, timeout=timeout, wait_all_ranks=wait_all_ranks)
+
     def allreduce(self, tensors, opts=None):
         from .collectives import all_reduce
         op, _ = _reduce_op(opts, AllreduceOptions)
