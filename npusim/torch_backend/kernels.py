@@ -13,10 +13,10 @@ from __future__ import annotations
 import torch
 
 import npusim
-from npusim.privateuse1 import array_of
+from npusim.privateuse1 import array_of, device_of
 
 from . import fallback
-from .adoption import NotAdoptable, adopt, npusim_view, set_onto
+from .adoption import NPUSIM_CPU, NotAdoptable, adopt, npusim_view, set_onto
 from .copy import host_npusim
 from .dtypes import LAYOUT, MEMORY_FORMAT, NPUSIM, TORCH, TORCH_MEMORY_FORMAT
 from .errors import refuse
@@ -71,7 +71,7 @@ def _to_torch(v, pairs):
         for n, t, _ in pairs:
             if n is v:
                 return t
-        if v.device.type == "npu":
+        if device_of(v) is not NPUSIM_CPU:      # npusim's devices are interned
             return adopt(v)
         return torch.from_numpy(array_of(v).copy()) if v.dtype is not npusim.bfloat16 else \
             torch.from_numpy(array_of(v).view("uint16").copy()).view(torch.bfloat16)
