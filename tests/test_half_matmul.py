@@ -66,19 +66,3 @@ def test_bmm_matmul_linear_match_torch(device, dtype_name, threads):
         assert ours.dtype == getattr(npusim, dtype_name)
         np.testing.assert_allclose(_np(ours), theirs.float().numpy(), rtol=tol, atol=tol)
     np.testing.assert_array_equal(_np(npusim.bmm(a, b)), _rounded_once(_np(a) @ _np(b), dtype_name))
-
-
-@pytest.mark.parametrize("m,k,n", [(16, 256, 1024), (16, 64, 768), (64, 9216, 128), (16, 2048, 2048), (1, 3, 128),
-                                   (64, 128, 128), (3, 5, 7)])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_small_batch_times_transposed_weight_is_the_plain_product(m, k, n, dtype, threads):
-    """kernels' mm2d computes x @ W.T as (W @ x.T).T for speed: bitwise the plain product, C-contiguous."""
-    from npusim.kernels.linalg_products import mm2d
-    rng = np.random.default_rng(m * k + n)
-    x, w = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
-    r = mm2d(x, w.T)
-    assert r.flags.c_contiguous and r.dtype == dtype
-    np.testing.assert_array_equal(r, np.matmul(x, w.T))
-    t = npusim.nn.functional.linear(npusim.from_numpy(x), npusim.from_numpy(w))
-    assert t.is_contiguous()
-    np.testing.assert_array_equal(t.numpy(), np.matmul(x, w.T))

@@ -34,7 +34,7 @@ def matmul(a, b, out=None):
     xp = namespace_of(a)
     dt = a.dtype
     if is_half(dt):
-        r = converted(xp.asarray(_matmul(xp, converted(a, _F32), converted(b, _F32))), dt)
+        r = converted(xp.asarray(xp.matmul(converted(a, _F32), converted(b, _F32))), dt)
         if out is None:
             return r
         xp.copyto(out, r)
@@ -42,24 +42,8 @@ def matmul(a, b, out=None):
     if out is None and _od._tls.array is not None:
         out = _destination(a, b)
     if out is None:
-        return xp.asarray(_matmul(xp, a, b))
+        return xp.asarray(xp.matmul(a, b))
     return xp.matmul(a, b, out=out)
-
-
-def _matmul(xp, a, b):
-    return mm2d(a, b) if xp is np and a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
-
-
-def mm2d(a, b):
-    """``a @ b`` of two NumPy matrices, C-contiguous. A few rows times a transposed matrix (a linear layer's
-    ``x @ W.T`` at a small batch, every step of a recurrent layer) runs up to twice as fast in the BLAS as
-    ``(b.T @ a.T).T`` plus a copy of the small result into C order: the same products summed in the same order,
-    so the same values (tests/test_half_matmul.py checks it)."""
-    n = b.shape[1]
-    if n >= 128 and b.flags.f_contiguous and not b.flags.c_contiguous and a.shape[0] <= 64 and \
-            n >= 2 * a.shape[0] and a.shape[1] == b.shape[0]:
-        return np.ascontiguousarray(np.matmul(b.T, a.T).T)
-    return np.matmul(a, b)
 
 
 def _destination(a, b):

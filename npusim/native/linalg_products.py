@@ -258,7 +258,7 @@ def matmul(self, other):
         if a.__class__ is _ndarray and b.__class__ is _ndarray and a.ndim == 2 and b.ndim == 2 and \
                 a.dtype is b.dtype and (a.dtype is _F32 or a.dtype is _F64) and other._device is dev and \
                 a.shape[1] == b.shape[0]:
-            return _make(_np_matmul(a, b) if b.shape[1] < 128 else K.mm2d(a, b), dev)
+            return _make(_np_matmul(a, b), dev)
     s, o = _tensor(self), _tensor(other)
     a, b = s._a, o._a
     dev = s._device
