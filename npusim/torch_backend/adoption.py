@@ -73,9 +73,8 @@ def storage_of(nt):
     address = _address(flat)
     st = _storage_at(address, DEVICE, flat.nbytes)
     _remember(address, nt)
-    st._npusim = nt         # keeps the buffer and its accounting alive as long as the storage
-    st._npusim_root = flat
-    st._npusim_whole = None
+    # (npusim tensor, buffer, whole): keeps the buffer and its accounting alive as long as the storage
+    st._npusim = (nt, flat, None)
     return st, flat
 
 
@@ -89,11 +88,8 @@ def adopt(nt, dtype=None):
         address = _address(a)
         st = _storage_at(address, DEVICE, a.nbytes)
         _remember(address, nt)
-        st._npusim = nt
-        st._npusim_root = a
-        st._npusim_whole = (a.shape, dtype)    # array_view gives ``a`` itself back for a tensor of all of it
-        item = a.itemsize
-        _set_storage(CPU_KEYS, t, st, 0, a.shape, [s // item for s in a.strides])
+        st._npusim = (nt, a, (a.shape, dtype))     # whole: array_view gives ``a`` back for a tensor of all of it
+        _set_storage(CPU_KEYS, t, st, 0, a.shape, ())      # no strides: torch's contiguous ones, as C order's
         return t
     set_onto(t, nt)
     return t
@@ -110,9 +106,7 @@ def set_onto(t, nt) -> None:
     address = _address(flat)
     st = _storage_at(address, DEVICE, flat.nbytes)
     _remember(address, nt)
-    st._npusim = nt
-    st._npusim_root = flat
-    st._npusim_whole = None
+    st._npusim = (nt, flat, None)
     item = a.itemsize
     offset = (_address(a) - _address(flat)) // item if a.size and a is not flat else 0
     _set_storage(CPU_KEYS, t, st, offset, a.shape, [s // item for s in a.strides])
@@ -148,11 +142,10 @@ def array_view(t):
     """The NumPy (CuPy) array of torch npu tensor ``t``'s elements, a view with its strides."""
     st = t.untyped_storage()
     try:
-        root = st._npusim_root
-        whole = st._npusim_whole
+        _, root, whole = st._npusim
     except AttributeError:
         whole = None
-        root = _borrowed(st) if not hasattr(st, "_npusim_root") else st._npusim_root
+        root = _borrowed(st)
         if root is not None:
             pass
         elif t.numel() == 0:
@@ -181,7 +174,7 @@ def npusim_view(t):
     """An npusim npu tensor viewing torch npu tensor ``t``'s memory (no copy, no new accounting)."""
     st = t.untyped_storage()
     try:
-        base = st._npusim
+        base = st._npusim[0]
     except AttributeError:
         if _borrowed(st) is not None and t.dtype in NPUSIM:      # a copy npusim accounts while it lives
             return from_array(array_view(t).copy(), NPUSIM_DEVICE)

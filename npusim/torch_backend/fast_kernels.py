@@ -64,10 +64,14 @@ def _fast(name, ufunc, general):
     def kernel(self, other, **kwargs):
         dtype = self.dtype
         if dtype in _FLOATS and kwargs.get("alpha", 1) == 1 and not kwargs.get("rounding_mode"):
-            b = _operand(other, dtype)
+            if other.__class__ is _Tensor and other.dtype is dtype and not other.is_cpu:
+                b = array_view(other)     # the common case, inline
+            else:
+                b = _operand(other, dtype)
             if b is not None:
                 a = array_view(self)
-                _check_capacity(a, b)
+                if a.shape != b.shape or a.nbytes > _EARLY:
+                    _check_capacity(a, b)
                 try:
                     r = _binary(ufunc, a, b)
                 except MemoryError as e:    # on a GPU the allocation itself fails (CuPy's OutOfMemoryError)
