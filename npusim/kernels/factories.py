@@ -34,9 +34,22 @@ def arange_length(start, end, step) -> int:
     return max(0, n)
 
 
+def check_int64_values(*values) -> None:
+    """torch reads an integral arange's numbers as int64, refusing what does not fit (inf too)."""
+    for v in values:
+        if not -2 ** 63 <= v < 2 ** 63:
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+
+
 def arange_length_int64(start, end, step) -> int:
     """int64 arange counts with the truncated integer bounds and step, as torch does."""
-    arange_length(start, end, step)
+    try:
+        arange_length(start, end, step)
+    except RuntimeError as e:   # the range checks come first, the int64 conversion before the size check
+        if "invalid size" in str(e):
+            check_int64_values(start, end, step)
+        raise
+    check_int64_values(start, end, step)
     xs, xe, xst = int(start), int(end), int(step)
     if xst == 0:
         raise ValueError("step must be nonzero")

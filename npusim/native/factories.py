@@ -229,6 +229,8 @@ def arange(start, end=None, step=1, dtype=None, layout=None, device=None, pin_me
     if dt is D.bool:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     n = KC.arange_length_int64(start, end, step) if dt is D.int64 else KC.arange_length(start, end, step)
+    if not dt.is_floating_point:   # the kernel reads float numbers as int64 after the size is known
+        KC.check_int64_values(*(v for v in (start, end, step) if isinstance(v, float)))
     return _allocate(lambda xp, s, d: KC.arange(xp, start, step, n, d), (n,), dt, dev)
 
 
