@@ -484,6 +484,27 @@ def test_autocast_casts_like_cuda_and_backward_works(dtype):
     torch.testing.assert_close(model[0].weight.grad.cpu(), ref[0].weight.grad, **tol)
 
 
+def test_grad_scaler_runs_on_the_npu_like_the_cpu():
+    results = []
+    for device in ("cpu", "npu"):
+        torch.manual_seed(0)
+        model = nn.Linear(4, 2).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler(device, init_scale=2.0 ** 10, growth_interval=2)
+        x = torch.randn(3, 4).to(device)
+        torch.npu.reset_fallback_stats()
+        for step in range(4):
+            opt.zero_grad()
+            loss = model(x).sum() * (float("inf") if step == 1 else 1.0)     # one overflowing step
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        results.append((scaler.get_scale(), model.weight.detach().cpu()))
+    assert torch.npu.fallback_stats() == {}
+    assert results[0][0] == results[1][0]
+    torch.testing.assert_close(results[1][1], results[0][1])
+
+
 def test_ops_outside_the_lists_pass_through_autocast():
     x = torch.randn(3, device="npu")
     with torch.autocast("npu", dtype=torch.float16):

@@ -22,8 +22,8 @@ def install() -> None:
     npusim.npu.init()    # its mode (emulation or a GPU) decides the array module the kernels below bind
 
     from . import (
-        array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback, fast_kernels, kernels,
-        refusals, rnn_cells, views,
+        amp_kernels, array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback,
+        fast_kernels, kernels, refusals, rnn_cells, views,
     )
     from .hooks import NpuDeviceGuard, NpuHooks
 
@@ -45,6 +45,7 @@ def install() -> None:
     copy.register(aten)
     rnn_cells.register(aten)
     backward_kernels.register(aten)
+    amp_kernels.register(aten)
     fallback.register(everything)
     autocast.register(aten, everything)
     refusals.install()
