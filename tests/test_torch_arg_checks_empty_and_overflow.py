@@ -162,7 +162,8 @@ def test_index_copy_into_a_0d_tensor(device):
     _like(t.index_copy_(0, npusim.tensor([0], device=device), npusim.tensor([5.], device=device)), (), npusim.float32,
           5.0)
     assert t._version == before + 1
-    _like(t.index_copy(-1, npusim.tensor(0, device=device), npusim.tensor(7., device=device)), (), npusim.float32, 7.0)
+    _like(t.index_copy(-1, npusim.tensor(0, device=device), npusim.tensor(7., device=device)), (), npusim.float32,
+          7.0)
     _like(t.index_copy(0, npusim.tensor([0, 0], device=device), npusim.tensor([5., 6.], device=device)), (),
           npusim.float32, 6.0)
     if checked_on_device(device):   # the cuda path asserts on the device and reports later, as torch's
@@ -292,8 +293,8 @@ def test_randint_size_by_keyword(device):
     ((3, 1), (2 ** 70, slice(1.5, None)), ValueError, "Overflow when unpacking long long"),
     ((2, 1, 3), (slice(None, None, -1), [0, [1]]), ValueError, "step must be greater than zero"),
     ((), slice(None, None, -1), ValueError, "step must be greater than zero"),
-], ids=["int-before-ragged-list", "int-before-bad-step", "zero-step-before-float-slice", "overflow-before-float-slice",
-        "negative-step-before-ragged-list", "0d-negative-step"])
+], ids=["int-before-ragged-list", "int-before-bad-step", "zero-step-before-float-slice",
+        "overflow-before-float-slice", "negative-step-before-ragged-list", "0d-negative-step"])
 def test_the_first_bad_index_item_is_reported(device, shape, index, error, message):
     # torch reads and applies the items one by one, in order
     t = npusim.zeros(shape, device=device)
@@ -312,3 +313,15 @@ def test_roll_of_an_empty_tensor_takes_any_dim(device):
         npusim.ones(2, 0, device=device).roll((1, 2), (5,))
     with pytest.raises(IndexError, match="Dimension out of range"):
         npusim.ones(3, device=device).roll(3, 5)
+
+
+def test_index_copy_into_an_empty_tensor(device):
+    # torch restrides self to the index's length along dim: past the empty storage it is a RuntimeError; with no
+    # element to write, nothing (not even the index) is checked, and the call still counts as a write
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size 0"):
+        npusim.zeros(0, device=device).index_copy_(0, npusim.tensor([4], device=device),
+                                                   npusim.tensor(1., device=device))
+    t = npusim.zeros(0, 2, device=device)
+    _like(t.index_copy_(1, npusim.tensor([5], device=device), npusim.ones(0, 1, device=device)), (0, 2),
+          npusim.float32, [])
+    assert t._version == 1

@@ -7,6 +7,7 @@ the parts.
 from __future__ import annotations
 
 import builtins
+import math
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
@@ -117,6 +118,15 @@ def _index_copy_args(self, dim, index, source):
         raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
                          f"({source.shape[d]})")
     index = aten.reshape.default(index, [-1])
+    if self.numel() == 0 and n:
+        # torch's kernel restrides self to the index's length along dim: past an empty storage that is an error,
+        # and with no element to write nothing (no index) is checked
+        sizes = [n if i == d else k for i, k in enumerate(self.shape)]
+        if math.prod(sizes):
+            raise RuntimeError(f"index_copy_(): self has no element to copy into: setStorage: sizes {sizes} "
+                               f"requiring a storage size of {math.prod(sizes) * self.element_size()} are out of "
+                               f"bounds for storage of size 0")
+        return None, None
     size = self.shape[d] if self.dim() else 1
     # torch takes no negative index; on a GPU the indices are checked on the device (kernels/device_checks.py)
     if n and DC.deferred(index._a):
@@ -139,12 +149,17 @@ def _as_1d(self):
 
 def index_copy(self, dim, index, source):
     indices, values = _index_copy_args(self, dim, index, source)
+    if indices is None:
+        return aten.clone.default(self)
     r = aten.index_put.default(_as_1d(self), indices, values)
     return r if self.dim() else aten.reshape.default(r, [])
 
 
 def index_copy_(self, dim, index, source):
     indices, values = _index_copy_args(self, dim, index, source)
+    if indices is None:
+        self._bump_version()   # an in-place call counts as a write, as torch's
+        return self
     aten.index_put_.default(_as_1d(self), indices, values)
     return self
 
