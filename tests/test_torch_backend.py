@@ -32,3 +32,21 @@ def test_import_registers_without_warnings():
     if "supports torch 2.13.x only" in proc.stderr:
         pytest.skip("torch is not 2.13")
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.oracle
+@pytest.mark.emulation_only
+def test_npusim_device_memory_is_the_npus_capacity():
+    code = ("import torch, npusim.torch_backend\n"
+            "assert torch.npu.mem_get_info()[1] == 8 << 20\n"
+            "x = torch.empty(1 << 20, device='npu')\n"                      # 4 MiB fits
+            "try:\n"
+            "    torch.empty(2 << 20, device='npu')\n"                      # 8 MiB more does not
+            "except torch.OutOfMemoryError as e:\n"
+            "    print('refused', e)\n")
+    env = dict(os.environ, NPUSIM_DEVICE_MEMORY="8MiB")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    if "supports torch 2.13.x only" in proc.stderr:
+        pytest.skip("torch is not 2.13")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "refused npu out of memory" in proc.stdout
