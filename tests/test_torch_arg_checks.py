@@ -170,6 +170,8 @@ CASES = [
     ("logsumexp-dim-2**70", lambda L: L.ones(2).logsumexp(2 ** 70)),
     ("amin-dim-2**70", lambda L: L.amin(L.ones(3, 1), 2 ** 70)),
     ("split-sizes-of-0d", lambda L: L.tensor(1.).split((1,), 0)),
+    ("chunk-of-an-empty-dim", lambda L: L.ones(0, 3).chunk(3)),
+    ("chunk-of-an-empty-dim-1", lambda L: L.ones(3, 0).chunk(2, 1)),
     ("split_with_sizes", lambda L: L.split_with_sizes(L.arange(6).view(2, 3), (1, 2), 1)),
     ("split_with_sizes-int", lambda L: L.split_with_sizes(L.arange(6).view(2, 3), 3, 1)),
     ("split_with_sizes-0d", lambda L: L.split_with_sizes(L.tensor(1.), [1])),

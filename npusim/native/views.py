@@ -509,6 +509,6 @@ def chunk(self, chunks, dim=0):
     d = _wrap_dim(dim, a.ndim)
     n = a.shape[d]
     size = (n + chunks - 1) // chunks
-    if size == 0:
-        return [make_view(a, self)] if n == 0 else []
+    if size == 0:   # an empty dim: torch gives `chunks` empty views
+        return [make_view(a, self) for _ in range(chunks)] if n == 0 else []
     return split(self, size, d)
