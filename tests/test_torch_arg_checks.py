@@ -179,6 +179,8 @@ CASES = [
     ("amax-dim-tuple-2**70", lambda L: L.ones(3, 1).amax((2 ** 70,))),
     ("moveaxis-2**70", lambda L: L.ones(2, 3).moveaxis(0, 2 ** 70)),
     ("requires_grad-int", lambda L: L.empty(2, requires_grad=1)),
+    ("full_like-past-uint64-before-requires_grad", lambda L: L.full_like(L.ones(2, dtype=L.bool), 2 ** 70,
+                                                                          dtype=L.int32, requires_grad=True)),
     ("requires_grad-None", lambda L: L.zeros(2, requires_grad=None)),
     ("tensor-requires_grad-int", lambda L: L.tensor([1.], requires_grad=1)),
     ("requires_grad_-None", lambda L: L.ones(2).requires_grad_(None)),

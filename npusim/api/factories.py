@@ -276,6 +276,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     if not _is_number(fill_value):
         raise TypeError(f"full_like(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
+    if fill_value.__class__ is int and not -2 ** 63 <= fill_value < 2 ** 64:   # torch's parser refuses it first
+        raise OverflowError("can't convert negative int to unsigned" if fill_value < 0 else "int too big to convert")
     dtype = _check_dtype("full_like", dtype)
     _check_requires_grad(None, requires_grad, "full_like")   # torch parses every argument first
     _check_requires_grad(dtype or input.dtype, requires_grad, "full_like")
