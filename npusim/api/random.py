@@ -31,16 +31,16 @@ def randn(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=Non
     return _finish(t, requires_grad, out)
 
 
-def randint(low=NO_SIZE, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
-            requires_grad=False, pin_memory=False):
+def randint(low=NO_SIZE, high=NO_SIZE, size=None, *, generator=None, out=None, dtype=None, layout=None,
+            device=None, requires_grad=False, pin_memory=False):
     """``randint(high, size)`` or ``randint(low, high, size)``, by position or keyword."""
     if size is None:
-        if high is None:
+        if high is None or high is NO_SIZE:
             raise TypeError("randint() missing required argument 'size'")
         low, high, size = 0, low, high
-    elif high is None:
-        if low is NO_SIZE:
-            raise TypeError("randint() missing required argument 'high'")
+    elif high is None or high is NO_SIZE and low is NO_SIZE:
+        raise TypeError("randint() missing required argument 'high'")
+    elif high is NO_SIZE:
         low, high = 0, low   # randint(high, size=...)
     low = 0 if low is NO_SIZE else low
     for v in (low, high):
