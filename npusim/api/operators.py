@@ -391,9 +391,18 @@ def _keepdim_needs_dim(name, dim, keepdim):
     return dim, (False if keepdim is NO_DIM else keepdim)
 
 
+def _parsed_dtype(name, dtype):
+    """``dtype`` as a dtype, or torch's parser's TypeError (before any check on the values)."""
+    dtype = D.as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, D.dtype):
+        raise TypeError(f"{name}(): dtype must be npusim.dtype, not {type(dtype).__name__}")
+    return dtype
+
+
 @_export
 def sum(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):  # noqa: A001
     _check_input(input, "sum")
+    dtype = _parsed_dtype("sum", dtype)
     dim, keepdim = _keepdim_needs_dim("sum", dim, keepdim)
     if dim is None and keepdim is False and out is None:
         return _ov("sum")(input, dtype=dtype)
@@ -405,6 +414,7 @@ def sum(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):  # noqa: A0
 @_export
 def mean(input, dim=NO_DIM, keepdim=NO_DIM, *, dtype=None, out=None):
     _check_input(input, "mean")
+    dtype = _parsed_dtype("mean", dtype)
     dim, keepdim = _keepdim_needs_dim("mean", dim, keepdim)
     if dim is None and keepdim is False and out is None:
         return _ov("mean")(input, dtype=dtype)
@@ -566,6 +576,8 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     _check_keepdim("norm", keepdim)
     if not (p is None or isinstance(p, (str, int, float)) or isinstance(p, np.generic)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
+    if p.__class__ is int and not -2 ** 63 <= p < 2 ** 64:   # torch's parser refuses it before any check
+        raise OverflowError("can't convert negative int to unsigned" if p < 0 else "int too big to convert")
     dtype = D.as_dtype(dtype)
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")

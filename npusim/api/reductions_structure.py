@@ -39,6 +39,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 @_export
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    dtype = D.as_dtype(dtype)
+    if dtype is not None and not isinstance(dtype, D.dtype):   # torch parses it before any check
+        raise TypeError(f"nanmean(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
     return aten.nanmean.default(input, dim, keepdim, dtype=dtype)
 
 
