@@ -282,6 +282,8 @@ def test_randint_size_by_keyword(device):
     assert 1 <= int(r.min()) and int(r.max()) < 3
     with pytest.raises(TypeError):
         npusim.randint(size=(2,), device=device)
+    with pytest.raises(TypeError):   # a high given as None is no high
+        npusim.randint(3, None, (2,), device=device)
 
 
 # --- which of two bad index items is reported ------------------------------------------------------------------
