@@ -168,6 +168,8 @@ CASES = [
     ("sum-dim-None-keepdim", lambda L: L.ones(2, 3).sum(dim=None, keepdim=True)),
     ("sum-dim-2**70", lambda L: L.ones(2).sum(2 ** 70)),
     ("sum-int-dtype-before-the-dim", lambda L: L.ones(1).sum(dim=1, dtype=3)),
+    ("amax-empty-dim-before-a-repeated-dim", lambda L: L.ones(0, dtype=L.int64).amax(dim=(0, 0))),
+    ("amin-repeated-dim", lambda L: L.ones(2, 3).amin(dim=(1, -1))),
     ("mean-str-dtype-before-the-dim", lambda L: L.ones(1).mean(5, dtype="x")),
     ("nanmean-int-dtype-before-the-input-dtype", lambda L: L.ones(1, dtype=L.int64).nanmean(keepdim=True, dtype=3)),
     ("norm-p-past-uint64-before-the-input-dtype", lambda L: L.ones(1, dtype=L.int32).norm(2 ** 70)),

@@ -238,15 +238,25 @@ def min_dim_min(self, dim, keepdim=False, *, min, min_indices):  # noqa: A002 - 
     return _extreme_out(self, dim, keepdim, min, min_indices, "min", False)
 
 
+def _check_empty_dims(a, dim, name):
+    for given in (dim if isinstance(dim, (list, tuple)) else (dim,)):
+        if a.shape[_wrap_dim(given, a.ndim)] == 0:
+            raise _empty_dim(name, given)  # torch names the dim as given here
+
+
 def _amax_like(self, dim, keepdim, name, fn):
     a = self._a
-    axes = _axes(dim, a.ndim)
+    try:
+        axes = _axes(dim, a.ndim)
+    except RuntimeError:   # a repeated dim: torch reports an empty one first
+        if a.size:
+            raise
+        _check_empty_dims(a, dim, name)
+        raise
     if a.size == 0:
         if axes is None:
             raise _no_dim_on_empty(name)
-        for given in (dim if isinstance(dim, (list, tuple)) else (dim,)):
-            if a.shape[_wrap_dim(given, a.ndim)] == 0:
-                raise _empty_dim(name, given)  # torch names the dim as given here
+        _check_empty_dims(a, dim, name)
     return fn(a, axes, keepdim)
 
 
