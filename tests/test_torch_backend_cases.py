@@ -93,6 +93,23 @@ def test_copy_both_ways_and_printing():
     assert str(torch.tensor([[1, 2]], device="npu")) == "tensor([[1, 2]], device='npu:0')"
 
 
+def test_to_keeps_strides_and_non_blocking_copies_to_the_cpu_block():
+    x = torch.ones(2, 3, device="npu").t()
+    assert x.cpu().stride() == x.to(torch.float64).stride() == (1, 3)
+    assert torch.ones(2, 3).t().to("npu").stride() == (1, 3)
+    y = torch.arange(3.0, device="npu").to("cpu", non_blocking=True)     # torch would stage it in pinned memory
+    assert y.tolist() == [0.0, 1.0, 2.0]
+    if hasattr(torch, "float8_e4m3fn"):
+        assert torch.ones(3, device="npu").to(torch.float8_e4m3fn).dtype == torch.float8_e4m3fn
+
+
+def test_fallback_takes_the_numbers_torch_hands_python_kernels():
+    z = torch.ones(2, device="npu").to(torch.complex64)     # npusim has no complex: the CPU fallback
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert (z * 2).cpu().tolist() == [2 + 0j, 2 + 0j] and (z + 1.5).dtype == torch.complex64
+
+
 def test_item_and_comparisons():
     x = torch.tensor([3.0, -1.0, 2.0], device="npu")
     assert x.max().item() == 3.0 and x.argmin().item() == 1

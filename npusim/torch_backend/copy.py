@@ -8,6 +8,7 @@ from npusim.privateuse1 import from_array, get_device_hooks
 
 from .adoption import NPUSIM_CPU, NPUSIM_DEVICE, array_view
 from .dtypes import NUMPY
+from .errors import refuse
 
 _NPU = "npu"
 _xp = get_device_hooks("npu").array_namespace(NPUSIM_DEVICE)
@@ -63,6 +64,29 @@ def _local_scalar_dense(self):
     return v
 
 
+def _dense(t) -> bool:
+    from torch._prims_common import is_non_overlapping_and_dense_or_false
+    return is_non_overlapping_and_dense_or_false(t)
+
+
+def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    """torch's composite ``_to_copy`` (empty_like, then copy_), except that a non_blocking copy to the CPU is a
+    blocking one: torch would stage it in pinned memory, which needs a C++ host-allocator hook. npu work is
+    synchronous, so nothing is lost."""
+    if layout not in (None, torch.strided):
+        refuse(f"layout {layout} on the npu", "the npu holds strided tensors only")
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if memory_format in (None, torch.preserve_format) and _dense(self):
+        out = torch.empty_strided(self.shape, self.stride(), dtype=dtype, device=device)   # strides kept
+    else:
+        out = torch.empty_like(self, dtype=dtype, device=device,
+                               memory_format=torch.preserve_format if memory_format is None else memory_format)
+    out.copy_(self)
+    return out
+
+
 def register(lib) -> None:
     lib.impl("copy_", copy_, "PrivateUse1")
+    lib.impl("_to_copy", _to_copy, "PrivateUse1")
     lib.impl("_local_scalar_dense", _local_scalar_dense, "PrivateUse1")

@@ -12,6 +12,11 @@ _NAMES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32",
 
 #: torch dtype -> NumPy dtype of the elements
 NUMPY = {getattr(torch, n): (np.dtype(ml_dtypes.bfloat16) if n == "bfloat16" else np.dtype(n)) for n in _NAMES}
+# float8 types, where both torch and ml_dtypes have them
+for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"):
+    if hasattr(torch, _name) and hasattr(ml_dtypes, _name):
+        NUMPY[getattr(torch, _name)] = np.dtype(getattr(ml_dtypes, _name))
+
 #: NumPy dtype -> torch dtype
 TORCH_OF_NUMPY = {v: k for k, v in NUMPY.items()}
 #: torch dtype -> npusim dtype

@@ -117,6 +117,7 @@ def cpu_fallback(op, *args, **kwargs):
                       f"on the CPU. This may have performance implications.", UserWarning, stacklevel=2)
     moved = []
     outs = _out_names(op)
+    args = _numbers_as_tensors(op, args)
     cpu_args = [_to_cpu(a, moved) for a in args]
     cpu_kwargs = {k: (_out_to_cpu(v, moved) if k in outs else _to_cpu(v, moved)) for k, v in kwargs.items()}
     result = op.redispatch(CPU_KEYS, *cpu_args, **cpu_kwargs)
@@ -130,6 +131,32 @@ def cpu_fallback(op, *args, **kwargs):
 
 
 _outs: dict = {}
+_tensor_positions: dict = {}
+
+
+def _numbers_as_tensors(op, args):
+    """torch hands a Python kernel the numbers a user wrote for Tensor arguments (``x * 2``); the CPU kernel
+    needs tensors: 0-dim ones of the type a wrapped number takes in torch's promotion."""
+    try:
+        positions = _tensor_positions[op]
+    except KeyError:
+        positions = _tensor_positions[op] = tuple(
+            i for i, a in enumerate(op._schema.arguments) if not a.kwarg_only and str(a.type) == "Tensor")
+    if not positions or not any(i < len(args) and not isinstance(args[i], torch.Tensor) for i in positions):
+        return args
+    args = list(args)
+    for i in positions:
+        v = args[i] if i < len(args) else None
+        if isinstance(v, bool):
+            args[i] = torch.tensor(v)
+        elif isinstance(v, int):
+            args[i] = torch.tensor(v, dtype=torch.int64)
+        elif isinstance(v, float):
+            args[i] = torch.tensor(v, dtype=torch.get_default_dtype())
+        elif isinstance(v, complex):
+            args[i] = torch.tensor(v, dtype=torch.complex64 if torch.get_default_dtype() != torch.float64
+                                   else torch.complex128)
+    return args
 
 
 def _out_names(op) -> frozenset:
