@@ -151,10 +151,12 @@ def permute(self, dims):
         raise RuntimeError("permute(sparse_coo): number of dimensions in the tensor input does not match the "
                            "length of the desired ordering of dimensions i.e. input.dim() = "
                            f"{a.ndim} is not equal to len(dims) = {len(dims)}")
-    axes = tuple(_wrap_dim(d, a.ndim) for d in dims)
-    if len(set(axes)) != len(axes):
-        raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return make_view(a.transpose(axes), self)
+    axes = []
+    for d in dims:   # in order, as torch: a repeat is reported before a later dim out of range
+        axes.append(_wrap_dim(d, a.ndim))
+        if axes[-1] in axes[:-1]:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return make_view(a.transpose(tuple(axes)), self)
 
 
 def transpose(self, dim0, dim1):
@@ -280,6 +282,9 @@ def unflatten(self, dim, sizes):
     sizes = _ints(sizes, "sizes")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
+    if a.ndim == 0:   # torch's later dim wrap refuses a 0-d tensor
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as 0 but tensor has no "
+                           "dimensions")
     known = [s for s in sizes if s != -1]
     if sizes.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
