@@ -288,6 +288,8 @@ def _invalid_values(call) -> int:
             return 1
         if v.__class__ is float and call.name in VIEW_OPS:   # their numbers are ints (dims, sizes, counts)
             return 1
+        if name == "alpha" and not isinstance(v, (int, float)):
+            return 1
         return 0
     return sum(bad(v) for v in call.args) + sum(bad(v, k) for k, v in call.kwargs.items())
 
