@@ -400,7 +400,7 @@ def test_transformer_lm_trains_like_cpu():
 @pytest.mark.parametrize("make", [
     lambda: nn.BatchNorm2d(3).eval(), lambda: nn.BatchNorm1d(3, affine=False), lambda: nn.LayerNorm(4),
     lambda: nn.LayerNorm([2, 4], elementwise_affine=False), lambda: nn.Sequential(nn.ReLU(), nn.Softmax(-1)),
-    lambda: nn.LogSoftmax(1),
+    lambda: nn.LogSoftmax(1), lambda: nn.Tanh(), lambda: nn.Sigmoid(), lambda: nn.SiLU(),
 ])
 def test_backward_kernels_match_cpu(make):
     torch.manual_seed(0)
@@ -418,6 +418,8 @@ def test_backward_kernels_match_cpu(make):
     torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-6)
     for p, q in zip(module.parameters(), ref.parameters()):
         torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
+    assert torch.npu.fallback_stats().keys().isdisjoint({"aten::tanh_backward", "aten::sigmoid_backward",
+                                                         "aten::silu_backward"})
 
 
 # --- the CPU fallback ---------------------------------------------------------------------------------------------

@@ -83,7 +83,23 @@ def native_batch_norm_backward(grad_out, input, weight, running_mean, running_va
     return grad_input, grad_weight, grad_bias
 
 
+def tanh_backward(grad_output, output):
+    g, y = _wide(array_view(grad_output)), _wide(array_view(output))
+    return _result(g * (1 - y * y), grad_output.dtype)
+
+
+def sigmoid_backward(grad_output, output):
+    g, y = _wide(array_view(grad_output)), _wide(array_view(output))
+    return _result(g * y * (1 - y), grad_output.dtype)
+
+
+def silu_backward(grad_output, self):
+    g, x = _wide(array_view(grad_output)), _wide(array_view(self))
+    s = 1 / (1 + _xp.exp(-x))
+    return _result(g * s * (1 + x * (1 - s)), grad_output.dtype)
+
+
 def register(lib) -> None:
     for fn in (threshold_backward, _log_softmax_backward_data, _softmax_backward_data, native_layer_norm_backward,
-               native_batch_norm_backward):
+               native_batch_norm_backward, tanh_backward, sigmoid_backward, silu_backward):
         lib.impl(fn.__name__, fn, "PrivateUse1")
