@@ -202,6 +202,8 @@ def arange(start=0, end=_NO_END, step=1, *, out=None, dtype=None, layout=None, d
     for v in (start, end, step):   # an int64 result reads its numbers as int64; others as doubles
         if int64 and v.__class__ is int and v >= 2 ** 63:
             raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    if dtype is D.bool:   # torch's kernel has no bool: refused before any value is checked
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if step != step:   # NaN
         raise RuntimeError("step must be nonzero")
     dtype = _check_out(out, dtype)
@@ -276,10 +278,10 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     if not _is_number(fill_value):
         raise TypeError(f"full_like(): argument 'fill_value' (position 2) must be Number, not "
                         f"{type(fill_value).__name__}")
-    if fill_value.__class__ is int and not -2 ** 63 <= fill_value < 2 ** 64:   # torch's parser refuses it first
-        raise OverflowError("can't convert negative int to unsigned" if fill_value < 0 else "int too big to convert")
     dtype = _check_dtype("full_like", dtype)
     _check_requires_grad(None, requires_grad, "full_like")   # torch parses every argument first
+    if fill_value.__class__ is int and not -2 ** 63 <= fill_value < 2 ** 64:   # then reads the values
+        raise OverflowError("can't convert negative int to unsigned" if fill_value < 0 else "int too big to convert")
     _check_requires_grad(dtype or input.dtype, requires_grad, "full_like")
     t = aten.full_like.default.fn(input, fill_value, dtype=dtype, layout=layout, device=device,
                                   memory_format=memory_format)

@@ -173,16 +173,21 @@ def _fill_value(self, value):
     return aten.full.default([], value, dtype=self.dtype, device=self.device)
 
 
+def _index_fill_indices(self, dim, index):
+    indices = _along(_index_vector_checks(self, dim, index, None, "index_fill_"), index)
+    return indices if self.dim() else [aten.reshape.default(index, [-1])]   # a 0-d self is filled as 1 element
+
+
 def index_fill(self, dim, index, value):
     value = _fill_value(self, value)   # torch checks the value first
-    indices = _along(_index_vector_checks(self, dim, index, None, "index_fill_"), index)
-    return aten.index_put.default(self, indices, value)
+    indices = _index_fill_indices(self, dim, index)
+    r = aten.index_put.default(_as_1d(self), indices, value)
+    return r if self.dim() else aten.reshape.default(r, [])
 
 
 def index_fill_(self, dim, index, value):
     value = _fill_value(self, value)
-    indices = _along(_index_vector_checks(self, dim, index, None, "index_fill_"), index)
-    aten.index_put_.default(self, indices, value)
+    aten.index_put_.default(_as_1d(self), _index_fill_indices(self, dim, index), value)
     return self
 
 
