@@ -8,7 +8,9 @@ block writes (checkpoints, traces) stay out of the repository. Conventions:
 - other ``python`` blocks run with ``python -c``; ``bash``/``sh`` blocks run line by line in bash, except
   ``pip install`` lines (the environment under test is installed already);
 - ``<!-- not run by the tests: REASON -->`` right before a block skips it, for what needs a GPU, several
-  machines, or is the test suite itself.
+  machines, or is the test suite itself;
+- ``<!-- the code blocks need torch -->`` anywhere in a document skips it where PyTorch is not installed
+  (torch is only ever an optional extra).
 """
 from __future__ import annotations
 
@@ -63,6 +65,8 @@ def _run_shell(code: str, cwd: Path):
 def test_code_blocks_run_as_written(document, tmp_path):
     if os.environ.get("NPUSIM_TEST_DEVICES"):
         pytest.skip("the documents run once, in the suite's first pass")
+    if "<!-- the code blocks need torch -->" in document.read_text(encoding="utf-8"):
+        pytest.importorskip("torch", reason=f"{document.name}'s code blocks need torch")
     work = _scratch(tmp_path)
     for line, lang, code, why in blocks(document):
         where = f"{document.name}:{line}"
