@@ -647,6 +647,7 @@ def _cum(name):
 
     def fn(input, dim, *, dtype=None, out=None):
         _check_input(input, name)
+        dtype = _parsed_dtype(name, dtype)
         return f(input, dim, dtype=dtype) if out is None else fo(input, dim, dtype=dtype, out=out)
 
     fn.__name__ = fn.__qualname__ = name
@@ -660,12 +661,14 @@ cumprod = _cum("cumprod")
 @_export
 def softmax(input, dim, dtype=None):
     _check_input(input, "softmax")
+    dtype = _parsed_dtype("softmax", dtype)
     return _ov("softmax", "int")(input, dim, dtype)
 
 
 @_export
 def log_softmax(input, dim, dtype=None):
     _check_input(input, "log_softmax")
+    dtype = _parsed_dtype("log_softmax", dtype)
     return _ov("log_softmax", "int")(input, dim, dtype)
 
 
