@@ -176,6 +176,7 @@ CASES = [
     ("mean-str-dtype-before-the-dim", lambda L: L.ones(1).mean(5, dtype="x")),
     ("nanmean-int-dtype-before-the-input-dtype", lambda L: L.ones(1, dtype=L.int64).nanmean(keepdim=True, dtype=3)),
     ("norm-p-past-uint64-before-the-input-dtype", lambda L: L.ones(1, dtype=L.int32).norm(2 ** 70)),
+    ("norm-dim-past-int64-before-the-input-dtype", lambda L: L.ones(1, 4, dtype=L.uint8).norm(dim=2 ** 70)),
     ("logsumexp-dim-2**70", lambda L: L.ones(2).logsumexp(2 ** 70)),
     ("amin-dim-2**70", lambda L: L.amin(L.ones(3, 1), 2 ** 70)),
     ("split-sizes-of-0d", lambda L: L.tensor(1.).split((1,), 0)),

@@ -578,6 +578,10 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, not {type(p).__name__}")
     if p.__class__ is int and not -2 ** 63 <= p < 2 ** 64:   # torch's parser refuses it before any check
         raise OverflowError("can't convert negative int to unsigned" if p < 0 else "int too big to convert")
+    if builtins.any(d.__class__ is int and not -2 ** 63 <= d < 2 ** 63
+                    for d in (dim if isinstance(dim, (list, tuple)) else (dim,))):
+        raise TypeError("linalg_vector_norm(): argument 'dim' failed to unpack the object at pos 1 with error "
+                        "\"Overflow when unpacking long long\"")
     dtype = D.as_dtype(dtype)
     if dtype is not None and not isinstance(dtype, D.dtype):
         raise TypeError(f"linalg_vector_norm(): argument 'dtype' must be npusim.dtype, not {type(dtype).__name__}")
