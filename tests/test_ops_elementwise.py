@@ -766,8 +766,13 @@ def test_tensor_only_arguments_refuse_numbers(device):
         x.atan2_(2.0)
     with pytest.raises(TypeError, match=r"^logical_or\(\): argument 'other' \(position 2\) must be Tensor, not bool$"):
         npusim.logical_or(x, True)
-    with pytest.raises(TypeError, match=r"^add\(\): argument 'input' \(position 1\) must be Tensor, not int$"):
-        npusim.add(1, x)
+    with pytest.raises(TypeError, match=r"^add\(\): argument 'input' \(position 1\) must be Tensor, not str$"):
+        npusim.add("1", x)
+    # torch 2.13's parser takes a number as add/sub/mul/div/floor_divide's input (a 0-d tensor that promotes as
+    # the number would)
+    assert npusim.add(1, x).tolist() == [2.0, 2.0] and npusim.add(1, x).device == x.device
+    assert npusim.add(1, npusim.ones(2, dtype=npusim.int32, device=device)).dtype is npusim.int32
+    assert npusim.div(1, npusim.arange(1, 3, device=device)).tolist() == [1.0, 0.5]
     with pytest.raises(TypeError, match="^~ \\(operator.invert\\) is only implemented on integer and Boolean-type"):
         ~x
     with pytest.raises(NotImplementedError, match="^\"bitwise_and_cpu\" not implemented for 'Float'$"):

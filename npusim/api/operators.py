@@ -129,12 +129,44 @@ isfinite = _unary("isfinite", has_out=False)
 relu = _unary("relu", has_out=False)
 
 
-def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False, export=True):
+_SUB_BOOL = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+             "mask, use the `~` or `logical_not()` operator instead.")
+
+
+def _number_input(input, other, true_division=False):
+    """torch's parser takes a number for ``input`` of add, sub, mul, div and floor_divide, as a 0-d tensor that
+    promotes as the number would (it never outranks ``other``) and is cast to the op's dtype without a check."""
+    if input.__class__ not in (int, float, bool) or \
+            input.__class__ is int and not -2 ** 63 <= input < 2 ** 64:
+        return input
+    if isinstance(other, Tensor):
+        if input.__class__ is int and input >= 2 ** 63 and other.dtype is D.bool:
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                               "Bool and UInt64")   # torch's number is uint64 there
+        dt, device = promotion.result_type(other, input), other.device
+    else:
+        dt, device = D.scalar_dtype(input), None
+    if true_division and not dt.is_floating_point:
+        dt = D.get_default_dtype()
+    if input.__class__ is bool:
+        wide = D.bool
+    elif input.__class__ is float or dt.is_floating_point:
+        input, wide = float(input), D.float64
+    else:
+        input, wide = (input - 2 ** 64 if input >= 2 ** 63 else input), D.int64
+    t = _ov("scalar_tensor")(input, dtype=wide, device=device)
+    return t if wide is dt else aten._to_copy.default(t, dtype=dt)
+
+
+def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=False, export=True,
+            number_input=False):
     op_name = op_name or name
     f = _ov(op_name, functional[0])
     fo = _ov(op_name, out)
 
     def fn(input, other, *, out=None):
+        if number_input:
+            input = _number_input(input, other)
         _check_input(input, name)
         if tensor_other:  # ops with no Scalar overload refuse numbers, as torch's argument parser
             _check_input(other, name, "other", 2)
@@ -147,8 +179,8 @@ def _binary(name, functional=("Tensor",), out="out", op_name=None, tensor_other=
     return _export(fn) if export else fn
 
 
-mul = _binary("mul")
-multiply = _binary("multiply", op_name="mul")
+mul = _binary("mul", number_input=True)
+multiply = _binary("multiply", op_name="mul", number_input=True)
 _remainder = _binary("remainder", out="Tensor_out", export=False)   # the public one, below, also takes a number first
 
 
@@ -163,7 +195,7 @@ def remainder(input, other, *, out=None):
 
 
 fmod = _binary("fmod", out="Tensor_out")
-floor_divide = _binary("floor_divide", ("default",))
+floor_divide = _binary("floor_divide", ("default",), number_input=True)
 maximum = _binary("maximum", ("default",), tensor_other=True)
 minimum = _binary("minimum", ("default",), tensor_other=True)
 atan2 = _binary("atan2", ("default",), tensor_other=True)
@@ -195,6 +227,7 @@ _pow, _pow_out, _pow_s, _pow_s_out = (_ov("pow", "Tensor_Tensor"), _ov("pow", "T
 
 @_export
 def add(input, other, *, alpha=1, out=None):
+    input = _number_input(input, other)
     _check_input(input, "add")
     if out is None:
         return _add(input, other, alpha=alpha)
@@ -203,6 +236,9 @@ def add(input, other, *, alpha=1, out=None):
 
 @_export
 def sub(input, other, *, alpha=1, out=None):
+    if input.__class__ is bool and isinstance(other, Tensor):
+        raise RuntimeError(_SUB_BOOL)
+    input = _number_input(input, other)
     _check_input(input, "sub")
     if out is None:
         return _sub(input, other, alpha=alpha)
@@ -221,6 +257,7 @@ def rsub(input, other, *, alpha=1):
 
 @_export
 def div(input, other, *, rounding_mode=None, out=None):
+    input = _number_input(input, other, true_division=rounding_mode is None)
     _check_input(input, "div")
     if out is None:
         return _div(input, other, rounding_mode=rounding_mode)
