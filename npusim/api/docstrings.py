@@ -125,6 +125,7 @@ ONE_LINE = {
     "hstack": "Stacks tensors horizontally (along dim 1, or dim 0 for 1-D tensors).",
     "vstack": "Stacks tensors vertically (along dim 0, 1-D tensors as rows).",
     "split": "Splits a tensor into chunks of ``split_size_or_sections`` along ``dim`` (views).",
+    "split_with_sizes": "Splits a tensor into parts of the given ``split_sizes`` along ``dim`` (views).",
     "chunk": "Splits a tensor into ``chunks`` near-equal pieces along ``dim`` (views).",
     "tensor_split": "Splits a tensor into parts along ``dim`` by a count or by indices (views).",
     "hsplit": "Splits a tensor horizontally (``tensor_split`` along dim 1, or 0 for 1-D).",
