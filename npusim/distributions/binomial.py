@@ -4,8 +4,8 @@ from __future__ import annotations
 import npusim
 
 from . import constraints
-from .distribution import Distribution
-from .utils import _EMPTY_SIZE, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .trials import TrialsDistribution
+from .utils import _EMPTY_SIZE
 
 __all__ = ["Binomial"]
 
@@ -15,7 +15,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(TrialsDistribution):
     """Binomial distribution of ``total_count`` trials with success probability ``probs`` (or ``logits``)."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer,  # noqa: RUF012 - torch's class attribute
@@ -23,34 +23,10 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(total_count, probs=probs, logits=logits, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = npusim.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_trials(Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -67,18 +43,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_EMPTY_SIZE):
         shape = self._extended_shape(sample_shape)

@@ -5,14 +5,14 @@ import npusim
 import npusim.nn.functional as F
 
 from . import constraints
-from .distribution import Distribution
+from .trials import TrialsDistribution
 from .gamma import Gamma
-from .utils import _EMPTY_SIZE, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _EMPTY_SIZE, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(TrialsDistribution):
     """Number of successes before ``total_count`` failures in Bernoulli(``probs``) trials."""
 
     arg_constraints = {  # noqa: RUF012 - torch's class attribute
@@ -23,34 +23,10 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(total_count, probs=probs, logits=logits, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = npusim.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
+        return self._expand_trials(NegativeBinomial, batch_shape, _instance)
 
     @property
     def mean(self):
@@ -63,18 +39,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / npusim.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):
