@@ -186,6 +186,10 @@ def test_a_failing_rank_still_fails_the_job(tmp_path):
     assert "npusim.distributed.run: the job failed with exit status" in r.stderr
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @needs_mpiexec
 @pytest.mark.parametrize("whom", ["group", "launcher"])
 def test_ctrl_c_stops_every_rank_with_status_130(tmp_path, whom):
@@ -193,9 +197,11 @@ def test_ctrl_c_stops_every_rank_with_status_130(tmp_path, whom):
     marker = f"npusim-sleeper-{os.getpid()}-{whom}"
     script.write_text(f"import os, time\nprint('READY', os.environ['RANK'], flush=True)\ntime.sleep(90)  # {marker}\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    # as at a terminal, SIGINT's default action: a suite run as a background job inherits SIGINT ignored (the
+    # shell ignores it for asynchronous commands), and a process started with it ignored keeps ignoring it
     p = subprocess.Popen([sys.executable, "-m", "npusim.distributed.run", "--nproc-per-node", "2", str(script)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env,
-                         start_new_session=True)
+                         start_new_session=True, preexec_fn=_default_sigint)
     try:
         ready = [p.stdout.readline() for _ in range(2)]
         assert sorted(ready) == ["READY 0\n", "READY 1\n"]
