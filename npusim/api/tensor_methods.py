@@ -19,6 +19,7 @@ from ..core.c10 import device_hooks as _hooks
 from ..core.c10.device_hooks import resolve_target_device
 from ..core.c10.memory_format import array_format as _array_format
 from ..core.tensor import Tensor
+from .legacy_tensor_types import NAMES as LEGACY_NAMES, tensortype
 
 
 def _ov(name, overload="default"):
@@ -732,16 +733,16 @@ def type(self, dtype=None, non_blocking=False):
         if name not in inv:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = inv[name]
-    elif dtype.__class__ is builtins.type:   # torch.DoubleTensor and the like name types; float and str do not
+    elif isinstance(dtype, tensortype):     # npusim.DoubleTensor, npusim.npu.FloatTensor: a dtype and a device
+        return self.to(device=dtype.device_type, dtype=dtype.dtype, non_blocking=non_blocking)
+    elif dtype.__class__ is builtins.type:   # float, str... name no tensor type
         raise ValueError(f"invalid type: '{dtype.__name__}'")
     elif not isinstance(dtype, D.dtype):
         raise TypeError("dtype must be a type, str, or dtype object")
     return self.to(dtype)
 
 
-_LEGACY = {D.bool: "BoolTensor", D.uint8: "ByteTensor", D.int8: "CharTensor", D.int16: "ShortTensor",
-           D.int32: "IntTensor", D.int64: "LongTensor", D.float16: "HalfTensor", D.bfloat16: "BFloat16Tensor",
-           D.float32: "FloatTensor", D.float64: "DoubleTensor"}
+_LEGACY = LEGACY_NAMES
 
 
 def _cast(dt):

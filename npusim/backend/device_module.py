@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import npusim as _npusim   # the public names (dtypes, autocast state): bound before the backend registers
 from .. import device as _device
-from ..privateuse1 import privateuse1_backend_name, seed_value
+from ..privateuse1 import PRIVATEUSE1, legacy_tensor_types, privateuse1_backend_name, seed_value
 from . import fallback as _fallback
 from . import nvml as _nvml
 from .generator import defaults as _generators
@@ -40,6 +40,12 @@ __all__ = [
     "power_draw", "clock_rate", "can_device_access_peer", "get_arch_list", "get_gencode_flags", "is_tf32_supported",
     "ipc_collect", "is_current_stream_capturing",
 ]
+
+
+# torch.cuda.FloatTensor & co.: the legacy constructors of this device's tensors
+_LEGACY_TYPES = legacy_tensor_types(PRIVATEUSE1, __name__)
+globals().update(_LEGACY_TYPES)
+__all__ += list(_LEGACY_TYPES)
 
 
 # --- devices -----------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from ..core.c10.generator import (
 )
 from ..core.c10.storage import UntypedStorage
 from ..core.c10.stream import Event, Stream
+from ..api.legacy_tensor_types import legacy_tensor_types
 from ..core.dispatch.api_usage import log_api_usage_once
 from ..serialization.backend_meta import register_backend_meta_serialization
 from ..utils.backend_registration import generate_methods_for_privateuse1_backend
@@ -55,7 +56,7 @@ __all__ = [
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
     "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",
-    "composite_kernels",
+    "composite_kernels", "legacy_tensor_types",
     "register_autocast_policies", "register_backend_meta_serialization",
     "ProfilerHooks", "register_profiler_hooks", "get_profiler_hooks", "register_build_info", "build_info",
     "register_collective_backends",
