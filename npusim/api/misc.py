@@ -395,6 +395,42 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 
 # --- indices ------------------------------------------------------------------------------------------------
 
+def _triangle_indices(name, row, col, offset, dtype, device, upper):
+    for arg, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{arg} must be non-negative, got{v}")
+    if dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"\"{name}\" not implemented for '{D.SCALAR_TYPE_NAME.get(dtype, dtype)}'")
+    rows, cols = (np.triu_indices if upper else np.tril_indices)(row, offset, col)
+    return _tensor(np.stack([rows, cols]).astype(dtype.np).reshape(2, -1), device=device)
+
+
+@_export
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the lower triangle of a ``row`` x ``col`` matrix, row by row;
+    ``offset`` moves the diagonal up (positive) or down."""
+    return _triangle_indices("tril_indices", row, col, offset, D.int64 if dtype is None else dtype, device, False)
+
+
+@_export
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the upper triangle of a ``row`` x ``col`` matrix, row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, D.int64 if dtype is None else dtype, device, True)
+
+
+@_export
+def pdist(input, p=2):
+    """The p-norm distance between each pair of rows of an (N, M) input: the N(N-1)/2 upper-triangle entries
+    of ``cdist(input, input)``, row by row (differentiable; a zero distance has gradient 0, as torch's)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = triu_indices(n, n, 1, device=input.device)
+    return aten.linalg_vector_norm.default(input[i] - input[j], float(p), [1], False)
+
+
 @_export
 def unravel_index(indices, shape):
     """unravel_index(indices, shape) -> tuple of Tensors: the coordinates of flat ``indices`` in ``shape``."""

@@ -131,16 +131,11 @@ def selu(input):
     return F.selu(input)
 
 
-def selu_(input):
-    return F.selu(input, inplace=True)
-
-
 def celu(input, alpha=1.0):
     return F.celu(input, alpha)
 
 
-def celu_(input, alpha=1.0):
-    return F.celu(input, alpha, inplace=True)
+selu_, celu_ = F.selu_, F.celu_     # the same functions, as torch.selu_ is torch.nn.functional.selu_
 
 
 def threshold(input, threshold, value):

@@ -17,7 +17,7 @@ from .activation import (
 )
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
-from .distance import cosine_similarity, pairwise_distance
+from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropouts import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from .embeddings import embedding, embedding_bag, one_hot
 from .linear_layers import bilinear, linear
@@ -32,11 +32,16 @@ from .padding import pad
 from .pooling import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
     adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, lp_pool1d, lp_pool2d, lp_pool3d, max_pool1d, max_pool2d,
-    max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d,
+    max_pool3d, max_unpool1d, max_unpool2d, max_unpool3d, max_pool1d_with_indices, max_pool2d_with_indices,
+    max_pool3d_with_indices, adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices,
 )
+from .activation import celu_, selu_
 from .vision import affine_grid, channel_shuffle, grid_sample, interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
+    "pdist", "celu_", "selu_", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
     "hardsigmoid", "hardswish", "leaky_relu", "leaky_relu_", "softplus", "logsigmoid", "threshold", "threshold_",
     "glu", "prelu", "tanh", "sigmoid", "softsign", "tanhshrink", "softmax", "log_softmax", "softmin", "one_hot",

@@ -12,7 +12,7 @@ __all__ = [
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
     "hardsigmoid", "hardswish", "leaky_relu", "leaky_relu_", "softplus", "logsigmoid", "threshold", "threshold_",
     "glu", "prelu", "tanh", "sigmoid", "softsign", "tanhshrink", "hardshrink", "softshrink", "rrelu", "rrelu_",
-    "softmax", "log_softmax", "softmin", "gumbel_softmax",
+    "softmax", "log_softmax", "softmin", "gumbel_softmax", "selu_", "celu_",
 ]
 
 
@@ -49,6 +49,16 @@ def selu(input, inplace=False):
 def celu(input, alpha=1.0, inplace=False):
     _check_tensor(input, "celu")
     return aten.celu_.default(input, alpha) if inplace else aten.celu.default(input, alpha)
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    """In-place ``celu``."""
+    return celu(input, alpha, inplace=True)
 
 
 def gelu(input, approximate="none"):

@@ -1,11 +1,12 @@
-"""torch.nn.functional's distances: ``cosine_similarity`` and ``pairwise_distance``."""
+"""torch.nn.functional's distances: ``cosine_similarity``, ``pairwise_distance`` and ``pdist`` (torch.pdist)."""
 from __future__ import annotations
 
+from ...api.misc import pdist
 from ...core.dispatch.ops_namespace import aten
 from .arguments import _check_tensor
 
 __all__ = [
-    "cosine_similarity", "pairwise_distance",
+    "cosine_similarity", "pairwise_distance", "pdist",
 ]
 
 

@@ -17,6 +17,8 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_avg_pool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
 ]
 
 
@@ -359,3 +361,20 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     padding = _tuple(padding, 3)
     size = _unpool_output_size(input, kernel_size, stride, padding, output_size)
     return _max_unpool(input, indices, size)
+
+
+def _always_with_indices(pool, name):
+    """torch's ``*_with_indices``: the pool with its indices, whatever ``return_indices`` says."""
+    def with_indices(input, *args, return_indices=False, **kwargs):
+        return pool(input, *args, return_indices=True, **kwargs)
+    with_indices.__name__ = with_indices.__qualname__ = name
+    with_indices.__doc__ = f"``{pool.__name__}`` with ``return_indices=True``: ``(output, indices)``."
+    return with_indices
+
+
+max_pool1d_with_indices = _always_with_indices(max_pool1d, "max_pool1d_with_indices")
+max_pool2d_with_indices = _always_with_indices(max_pool2d, "max_pool2d_with_indices")
+max_pool3d_with_indices = _always_with_indices(max_pool3d, "max_pool3d_with_indices")
+adaptive_max_pool1d_with_indices = _always_with_indices(adaptive_max_pool1d, "adaptive_max_pool1d_with_indices")
+adaptive_max_pool2d_with_indices = _always_with_indices(adaptive_max_pool2d, "adaptive_max_pool2d_with_indices")
+adaptive_max_pool3d_with_indices = _always_with_indices(adaptive_max_pool3d, "adaptive_max_pool3d_with_indices")
