@@ -5,15 +5,14 @@ import math
 
 import npusim
 
-from . import constraints
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
+from . import constraints
+from .folded import FoldedAtZero
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(FoldedAtZero):
     """The absolute value of a centred Cauchy."""
 
     arg_constraints = {"scale": constraints.positive}  # noqa: RUF012 - torch's class attribute
@@ -21,43 +20,19 @@ class HalfCauchy(TransformedDistribution):
     has_rsample = True
 
     def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+        super().__init__(Cauchy(0, scale, validate_args=False), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return npusim.full(self._extended_shape(), math.inf, dtype=self.scale.dtype, device=self.scale.device)
-
-    @property
-    def mode(self):
-        return npusim.zeros_like(self.scale)
 
     @property
     def variance(self):
         return self.base_dist.variance
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        value = npusim.as_tensor(value, dtype=self.base_dist.scale.dtype, device=self.base_dist.scale.device)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return npusim.where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+    def _value(self, value):
+        return npusim.as_tensor(value, dtype=self.scale.dtype, device=self.scale.device)
