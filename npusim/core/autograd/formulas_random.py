@@ -44,3 +44,13 @@ def normal_tensors_backward(ctx, g):
     n = ctx.needs_input_grad
     return tuple(aten.zeros.default(list(m.shape), dtype=g.dtype, device=g.device) if need else None
                  for m, need in zip((ctx.mean_meta, ctx.std_meta), n))
+
+
+@derivative("native_dropout", inputs=("input",), save=("p", "train"), save_result=True, nondiff_outputs=(1,),
+            name="NativeDropoutBackward0")
+def native_dropout_backward(ctx, g=None, g_mask=None):
+    # torch's formula: the mask times 1 / (1 - p) when train is True, times 1 when train is None or False
+    mask = ctx._saved["result"][1].unpack(ctx)
+    p = ctx.p
+    scale = (0.0 if p == 1 else 1.0 / (1.0 - p)) if ctx.train else 1.0
+    return aten.mul.Tensor(aten.mul.Tensor(g, mask), scale)
