@@ -1018,6 +1018,41 @@ _standard_gamma(Tensor self, Generator? generator=None) -> Tensor
 _sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor
 poisson(Tensor self, Generator? generator=None) -> Tensor
 binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor
+
+# == spectral: the three FFT primitives, torch.fft's composites over them, the frequency helpers, stft / istft
+_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool forward) -> Tensor
+fft_fft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ifft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_rfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_irfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_hfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_ihfft(Tensor self, SymInt? n=None, int dim=-1, str? norm=None) -> Tensor
+fft_fft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_ifft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_rfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_irfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_hfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_ihfft2(Tensor self, SymInt[1]? s=None, int[1] dim=[-2, -1], str? norm=None) -> Tensor
+fft_fftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_ifftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_rfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_irfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_hfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_ihfftn(Tensor self, SymInt[1]? s=None, int[1]? dim=None, str? norm=None) -> Tensor
+fft_fftfreq(int n, float d=1., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+fft_rfftfreq(int n, float d=1., *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+fft_fftshift(Tensor self, int[1]? dim=None) -> Tensor
+fft_ifftshift(Tensor self, int[1]? dim=None) -> Tensor
+stft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor
+stft.center(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, str pad_mode="reflect", bool normalized=False, bool? onesided=None, bool? return_complex=None, bool? align_to_window=None) -> Tensor
+istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor? window=None, bool center=True, bool normalized=False, bool? onesided=None, int? length=None, bool return_complex=False) -> Tensor
+
+# == linalg_eig: the eigendecomposition of general (non-symmetric) matrices, complex valued
+linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+_linalg_eigvals(Tensor self) -> Tensor
+linalg_eigvals(Tensor self) -> Tensor
 """
 
 
