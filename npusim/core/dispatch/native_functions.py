@@ -635,6 +635,33 @@ nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tenso
 mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+# == reductions: quantiles, histograms and the tensor hash
+quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+nanquantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
+histogram.bins_tensor(Tensor self, Tensor bins, *, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+histogram.bin_ct(Tensor self, int bins=100, *, float[]? range=None, Tensor? weight=None, bool density=False) -> (Tensor hist, Tensor bin_edges)
+_histogramdd_bin_edges(Tensor self, int[] bins, *, float[]? range=None, Tensor? weight=None, bool density=False) -> Tensor[]
+_histogramdd_from_bin_cts(Tensor self, int[] bins, *, float[]? range=None, Tensor? weight=None, bool density=False) -> Tensor
+_histogramdd_from_bin_tensors(Tensor self, Tensor[] bins, *, Tensor? weight=None, bool density=False) -> Tensor
+# == structure: gradient, nonzero_static, the out-of-place fill, empty_permuted
+gradient.scalarint(Tensor self, *, Scalar? spacing=None, int? dim=None, int edge_order=1) -> Tensor[]
+gradient.scalararray(Tensor self, *, Scalar spacing, int[] dim, int edge_order=1) -> Tensor[]
+gradient.array(Tensor self, *, int[] dim, int edge_order=1) -> Tensor[]
+gradient.scalarrayint(Tensor self, *, Scalar[] spacing, int? dim=None, int edge_order=1) -> Tensor[]
+gradient.scalarrayarray(Tensor self, *, Scalar[] spacing, int[] dim, int edge_order=1) -> Tensor[]
+gradient.tensorarrayint(Tensor self, *, Tensor[] spacing, int? dim=None, int edge_order=1) -> Tensor[]
+gradient.tensorarray(Tensor self, *, Tensor[] spacing, int[] dim, int edge_order=1) -> Tensor[]
+nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor
+fill.Scalar(Tensor self, Scalar value) -> Tensor
+fill.Tensor(Tensor self, Tensor value) -> Tensor
+empty_permuted(SymInt[] size, int[] physical_layout, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+# == views: strided views in place and scattered, slice_inverse, the unsafe split by sizes
+as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)
+as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor
+slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
 # == scans: running extrema and logcumsumexp
 cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
 cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
@@ -1012,6 +1039,12 @@ lu_solve(Tensor self, Tensor LU_data, Tensor LU_pivots) -> Tensor
 linalg_householder_product(Tensor input, Tensor tau) -> Tensor
 orgqr(Tensor self, Tensor input2) -> Tensor
 matrix_exp(Tensor self) -> Tensor
+# == linalg_triangular: Householder QR in LAPACK's layout, and the LDL (Bunch-Kaufman) family
+geqrf(Tensor self) -> (Tensor a, Tensor tau)
+ormqr(Tensor self, Tensor input2, Tensor input3, bool left=True, bool transpose=False) -> Tensor
+linalg_ldl_factor_ex(Tensor self, *, bool hermitian=False, bool check_errors=False) -> (Tensor LD, Tensor pivots, Tensor info)
+linalg_ldl_factor(Tensor self, *, bool hermitian=False) -> (Tensor LD, Tensor pivots)
+linalg_ldl_solve(Tensor LD, Tensor pivots, Tensor B, *, bool hermitian=False) -> Tensor
 
 # == random: the rejection / inversion samplers
 _standard_gamma(Tensor self, Generator? generator=None) -> Tensor
@@ -1053,6 +1086,12 @@ istft(Tensor self, int n_fft, int? hop_length=None, int? win_length=None, Tensor
 linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
 _linalg_eigvals(Tensor self) -> Tensor
 linalg_eigvals(Tensor self) -> Tensor
+
+# == nn_fractional_pooling: fractional max pooling, 2-d and 3-d
+fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
 """
 
 
