@@ -77,6 +77,8 @@ from .core.autocast.state import (  # noqa: F401
     set_autocast_cache_enabled, set_autocast_dtype, set_autocast_enabled,
 )
 from ._device_module import _register_device_module  # noqa: F401
+from ._device_module import get_device, get_device_module  # noqa: F401,E402
+from .core.c10.exceptions import AcceleratorError, OutOfMemoryError  # noqa: F401,E402  (torch's, shared by device modules)
 from . import utils  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
@@ -125,6 +127,23 @@ from .api.nn import *  # noqa: F401,F403,E402  (relu_, dropout, pdist...)
 from .api.inplace import *  # noqa: F401,F403,E402  (exp_, index_reduce, view_copy...)
 from .api import inplace as _inplace_functions, nn as _torch_namespace_nn  # noqa: E402
 __all__ += list(_torch_namespace_nn.__all__) + list(_inplace_functions.__all__)
+
+# torch's smaller top-level names: constants, build flags, anomaly switches, legacy helpers, dispatcher classes
+from .api.torch_constants import e, inf, nan, newaxis, pi  # noqa: F401,E402
+from .api.build_flags import (  # noqa: F401,E402
+    has_lapack, has_mkl, has_openmp, has_spectral, init_num_threads, set_flush_denormal,
+)
+from .api.anomaly_switch import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: F401,E402
+from .api.default_tensor_type import set_default_tensor_type  # noqa: F401,E402
+from .api.dlpack_legacy import to_dlpack  # noqa: F401,E402
+from .api.worker_generator import thread_safe_generator  # noqa: F401,E402
+from .api.fatal_error import FatalError  # noqa: F401,E402
+from .api.tensor_identity import torch_is_distributed as is_distributed  # noqa: F401,E402  (and Tensor methods)
+from .api import dim_order as _dim_order  # noqa: F401,E402  (Tensor.dim_order)
+from .core.c10.dispatch_keys import DispatchKey, DispatchKeySet  # noqa: F401,E402
+from .core.dispatch.op_tags import Tag  # noqa: F401,E402
+from .futures import Future  # noqa: F401,E402
+from .amp import GradScaler  # noqa: F401,E402
 
 # help text for the public functions and Tensor methods that have none of their own (one table, as torch's)
 from .api import docstrings as _docstrings  # noqa: E402

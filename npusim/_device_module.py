@@ -15,3 +15,31 @@ def _register_device_module(device_type, module) -> None:
                            f"'{getattr(top, device_type)}'")
     setattr(top, device_type, module)
     sys.modules[f"{top.__name__}.{device_type}"] = module
+
+
+def get_device_module(device_arg=None):
+    """The module of a device type (``npusim.get_device_module("npu")`` is ``npusim.npu``); None: the current
+    accelerator's, as torch's (a device type without a module of its own raises)."""
+    top = sys.modules[__name__.rsplit(".", 1)[0]]
+    if isinstance(device_arg, device):
+        name = device_arg.type
+    elif isinstance(device_arg, str):
+        name = device(device_arg).type
+    elif device_arg is None:
+        acc = top.accelerator.current_accelerator()
+        name = "cpu" if acc is None else acc.type
+    else:
+        raise RuntimeError(f"Invalid value of device '{device_arg}', expect {top.__name__}.device, str, or None")
+    module = getattr(top, name, None)
+    if module is None:
+        raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "
+                           f"'{top.__name__}.{name}'.")
+    return module
+
+
+def get_device(input) -> int:   # noqa: A002 - torch's argument name
+    """The index of the device ``input`` is on; -1 for a cpu tensor."""
+    top = sys.modules[__name__.rsplit(".", 1)[0]]
+    if not isinstance(input, top.Tensor):
+        raise TypeError(f"get_device(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.get_device()

@@ -29,13 +29,11 @@ import threading
 
 import numpy as np
 
+from .. import OutOfMemoryError  # torch's own class, as torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
+
 _SMALL_LIMIT = 1 << 20          # segments up to 1 MiB are "small_pool"
 _BLOCK_ROUND = 512
 _LARGE_ROUND = 2 << 20
-
-
-class OutOfMemoryError(RuntimeError):
-    """Raised when an npu allocation does not fit (``torch.cuda.OutOfMemoryError``)."""
 
 
 def format_size(n: int) -> str:
