@@ -18,6 +18,7 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .instancenorm import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
@@ -77,4 +78,5 @@ __all__ = [
     "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
     "SyncBatchNorm",
+    "FractionalMaxPool2d", "FractionalMaxPool3d",
 ]
