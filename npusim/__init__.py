@@ -29,6 +29,7 @@ from .api.pointwise import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
 from .api import linear_algebra as _linear_algebra, pointwise as _pointwise
 from .api.misc import *  # noqa: F401,F403  (searchsorted, meshgrid, windows, cov, flags...)
 from .api import misc as _misc
+from .api.math_extras import *  # noqa: F401,F403  (quantile, histogram, gradient, geqrf / ormqr...)
 from .api.legacy_tensor_types import *  # noqa: F401,F403,E402  (FloatTensor & co.: torch's legacy constructors)
 from .api import reductions_structure as _reductions_structure
 from .core.c10.memory_format import (  # noqa: F401
@@ -127,6 +128,8 @@ from .api.nn import *  # noqa: F401,F403,E402  (relu_, dropout, pdist...)
 from .api.inplace import *  # noqa: F401,F403,E402  (exp_, index_reduce, view_copy...)
 from .api import inplace as _inplace_functions, nn as _torch_namespace_nn  # noqa: E402
 __all__ += list(_torch_namespace_nn.__all__) + list(_inplace_functions.__all__)
+from .api import math_extras as _math_extras  # noqa: E402
+__all__ += list(_math_extras.__all__)
 
 # torch's smaller top-level names: constants, build flags, anomaly switches, legacy helpers, dispatcher classes
 from .api.torch_constants import e, inf, nan, newaxis, pi  # noqa: F401,E402

@@ -1,0 +1,142 @@
+"""``npusim.<fn>`` and ``Tensor.<fn>`` for torch's remaining tensor math: quantiles, histograms, gradient,
+nonzero_static, the strided views, geqrf / ormqr, the out-of-place fill and empty_permuted.
+
+Each function has torch's Python signature and picks the aten overload its arguments call for.
+"""
+from __future__ import annotations
+
+import numbers
+
+from ..core import return_types
+from ..core.c10 import dtype as D
+from ..core.dispatch.ops_namespace import aten
+from ..core.tensor import Tensor
+from .operators import _check_input, _copy_into
+
+__all__ = []
+
+histogram_result = return_types._make("histogram", ("hist", "bin_edges"))
+histogramdd_result = return_types._make("histogramdd", ("hist", "bin_edges"))
+geqrf_result = return_types._make("geqrf", ("a", "tau"))
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return fn
+
+
+def _method(name, fn):
+    fn.__name__ = fn.__qualname__ = name
+    setattr(Tensor, name, fn)
+
+
+def _finish(r, out):
+    return r if out is None else _copy_into(out, r)
+
+
+def _finish_pair(r, out, fname):
+    if out is None:
+        return r
+    if not isinstance(out, (list, tuple)) or len(out) != len(r):
+        raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors")
+    for o, v in zip(out, r):
+        _copy_into(o, v)
+    return type(r)(*out)
+
+
+# --- quantiles ----------------------------------------------------------------------------------------------------
+
+def _quantile_like(name):
+    def fn(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):  # noqa: A002 - torch's names
+        _check_input(input, name)
+        if isinstance(q, Tensor):
+            op = getattr(aten, name).default
+        elif isinstance(q, numbers.Real) and not isinstance(q, bool):
+            op, q = getattr(aten, name).scalar, float(q)
+        else:
+            raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(q).__name__}), but expected one of:\n * (Tensor input, Tensor q, int dim = None, "
+                            f"bool keepdim = False, *, str interpolation = \"linear\", Tensor out = None)\n"
+                            f" * (Tensor input, float q, int dim = None, bool keepdim = False, *, str interpolation "
+                            f"= \"linear\", Tensor out = None)\n")
+        if out is not None:
+            if out.dtype is not input.dtype:
+                raise RuntimeError("quantile() out tensor must be same dtype as the input tensor")
+            if out.device != input.device:
+                raise RuntimeError("quantile() out tensor must be on the same device as the input tensor")
+        return _finish(op(input, q, dim, keepdim, interpolation=interpolation), out)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+quantile = _export(_quantile_like("quantile"))
+nanquantile = _export(_quantile_like("nanquantile"))
+quantile.__doc__ = ("quantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor: the "
+                    "q-th quantiles of ``input`` (all of it, or along ``dim``), interpolated between the sorted values "
+                    "by ``interpolation`` (linear, lower, higher, midpoint or nearest); a row holding NaN gives NaN.")
+nanquantile.__doc__ = ("nanquantile(input, q, dim=None, keepdim=False, *, interpolation='linear', out=None) -> Tensor: "
+                       "``quantile`` of the values that are not NaN (NaN for a row of NaN only).")
+_method("quantile", lambda self, q, dim=None, keepdim=False, *, interpolation="linear":
+        quantile(self, q, dim, keepdim, interpolation=interpolation))
+_method("nanquantile", lambda self, q, dim=None, keepdim=False, *, interpolation="linear":
+        nanquantile(self, q, dim, keepdim, interpolation=interpolation))
+
+
+# --- histograms ---------------------------------------------------------------------------------------------------
+
+@_export
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002 - torch's names
+    """histogram(input, bins, *, range=None, weight=None, density=False, out=None) -> (Tensor, Tensor): the
+    histogram of ``input``'s values, in ``bins`` equal-width bins over ``range`` (default: the values' extent) or
+    between the edges of a ``bins`` tensor; returns (hist, bin_edges)."""
+    _check_input(input, "histogram")
+    if isinstance(bins, Tensor):
+        if range is not None:
+            raise TypeError("histogram() received an invalid combination of arguments - got (Tensor, Tensor, range=...)"
+                            ", but expected one of:\n * (Tensor input, Tensor bins, *, Tensor weight = None, bool "
+                            "density = False, tuple of Tensors out = None)\n * (Tensor input, int bins = 100, *, tuple "
+                            "of floats range = None, Tensor weight = None, bool density = False, tuple of Tensors out "
+                            "= None)\n")
+        r = aten.histogram.bins_tensor(input, bins, weight=weight, density=density)
+    elif isinstance(bins, int) and not isinstance(bins, bool):
+        r = aten.histogram.bin_ct(input, bins, range=None if range is None else [float(v) for v in range],
+                                  weight=weight, density=density)
+    else:
+        raise TypeError(f"histogram() received an invalid combination of arguments - got (Tensor, bins="
+                        f"{type(bins).__name__}), but expected one of:\n * (Tensor input, Tensor bins, *, Tensor "
+                        f"weight = None, bool density = False, tuple of Tensors out = None)\n * (Tensor input, int "
+                        f"bins = 100, *, tuple of floats range = None, Tensor weight = None, bool density = False, "
+                        f"tuple of Tensors out = None)\n")
+    return _finish_pair(histogram_result(*r), out, "histogram")
+
+
+_method("histogram", lambda self, bins=100, *, range=None, weight=None, density=False:
+        histogram(self, bins, range=range, weight=weight, density=density))
+
+
+@_export
+def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002 - torch's names
+    """histogramdd(input, bins, *, range=None, weight=None, density=False, out=None) -> (Tensor, Tensor[]): the
+    N-dimensional histogram of the points in ``input``'s rows (its last dim is N); ``bins`` is an int, N ints or N
+    edge tensors; returns (hist, bin_edges)."""
+    _check_input(input, "histogramdd")
+    if isinstance(bins, int) and not isinstance(bins, bool):
+        bins = [bins] * (input.shape[-1] if input.dim() else 1)
+    bins = list(bins)
+    if input.dim() >= 1 and len(bins) != input.shape[-1]:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    rng = None if range is None else [float(v) for v in range]
+    if bins and all(isinstance(b, Tensor) for b in bins):
+        hist = aten._histogramdd_from_bin_tensors.default(input, bins, weight=weight, density=density)
+        edges = tuple(bins)
+    else:
+        bins = [int(b) for b in bins]
+        hist = aten._histogramdd_from_bin_cts.default(input, bins, range=rng, weight=weight, density=density)
+        edges = tuple(aten._histogramdd_bin_edges.default(input, bins, range=rng, weight=weight, density=density))
+    r = histogramdd_result(hist, edges)
+    if out is not None:
+        _copy_into(out[0], hist)
+        for o, e in zip(out[1], edges):
+            _copy_into(o, e)
+        return histogramdd_result(out[0], tuple(out[1]))
+    return r
