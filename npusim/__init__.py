@@ -60,6 +60,7 @@ from .core.autograd import (  # noqa: F401
 from . import autograd  # noqa: F401
 from .api import linalg  # noqa: F401
 from .api import special  # noqa: F401
+from . import fft  # noqa: F401  (torch.fft: the transforms are aten composites over three primitives)
 from . import native as _native  # noqa: F401
 from .native import cpu_registration as _cpu_registration  # noqa: F401
 from .core.runtime import parallel_config as _parallel_config, thread_pool as _thread_pool
