@@ -17,6 +17,7 @@ from .activation import (
 )
 from .attention import multi_head_attention_forward, scaled_dot_product_attention
 from .convolution import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, unfold
+from .convolution_tbc import conv_tbc
 from .distance import cosine_similarity, pairwise_distance, pdist
 from .dropouts import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from .embeddings import embedding, embedding_bag, one_hot
@@ -63,5 +64,5 @@ __all__ = [
     "soft_margin_loss", "multi_margin_loss", "multilabel_margin_loss", "pairwise_distance", "hardshrink",
     "softshrink", "rrelu", "rrelu_", "unfold", "fold", "embedding_bag", "local_response_norm", "lp_pool1d",
     "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "channel_shuffle", "max_unpool3d", "affine_grid",
-    "grid_sample", "gumbel_softmax", "ctc_loss",
+    "grid_sample", "gumbel_softmax", "ctc_loss", "conv_tbc",
 ]

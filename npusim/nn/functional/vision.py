@@ -214,6 +214,13 @@ def affine_grid(theta, size, align_corners=None):
                       "of affine_grid for details.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    return affine_grid_generator(theta, size, align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """aten's affine_grid_generator (torch.affine_grid_generator): affine_grid's grid without its checks; base
+    coordinates (x, y[, z], 1) times theta^T."""
+    size = [int(s) for s in size]
     n, spatial = size[0], size[2:]
     # base[..., k] is the coordinate along spatial dimension -1-k, then a 1 for the translation column
     axes = [_base_coordinates(s, align_corners, theta) for s in spatial]
