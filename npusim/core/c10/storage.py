@@ -3,10 +3,17 @@
 A storage wraps the root array of an allocation (NumPy on the cpu and the
 emulated npu, CuPy on a GPU). Views share it; ``data_ptr`` is the address of its
 first byte. Backends may subclass it to account for device memory.
+
+Host memory comes in kinds torch's has too: shared (``share_memory_``, an anonymous ``MAP_SHARED`` mapping a
+forked child writes through), file-backed (``from_file``, ``mmap`` of a file), and pinned (``pin_memory``, page-locked
+through the accelerator's hooks; a recorded property where the accelerator is emulated).
 """
 from __future__ import annotations
 
 import ctypes
+import mmap
+import os
+import sys
 
 import numpy as np
 
@@ -38,10 +45,27 @@ def _byte_view(a):
     return a.reshape(-1, order="A").view(np.uint8) if a.ndim != 1 or a.dtype != np.uint8 else a
 
 
-class UntypedStorage:
+class StorageBase:
+    """The base class of UntypedStorage (``torch.StorageBase``); not constructible itself."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args, **kwargs):
+        if cls is StorageBase:
+            raise RuntimeError("Cannot directly construct StorageBase; subclass it and then construct that")
+        return object.__new__(cls)
+
+
+class UntypedStorage(StorageBase):
     """Raw bytes on a device (``torch.UntypedStorage``)."""
 
     __slots__ = ("_root", "_device", "__weakref__", "__dict__")
+
+    # kinds of host memory (instance attributes override these defaults)
+    _shared = False        # in shared memory: share_memory_() or from_file()
+    _pinned = False        # page-locked host memory: pin_memory()
+    _filename = None       # the file a shared from_file() mapping writes to
+    _resizable = True      # from_file() mappings have a fixed size
 
     def __init__(self, *args, device=None):
         dev = CPU if device is None else _device(device)
@@ -114,8 +138,215 @@ class UntypedStorage:
     def get_device(self) -> int:
         return -1 if self._device is CPU else self._device.index
 
-    def type(self):
-        return "npusim.UntypedStorage"
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "npusim.UntypedStorage"
+        return _type_conversion(self, dtype, non_blocking)
+
+    def untyped(self):
+        return self
+
+    def new(self):
+        """An empty storage on the same device."""
+        return UntypedStorage(0, device=self._device)
+
+    # --- kinds of memory ---------------------------------------------------------------------------------------
+    @property
+    def filename(self):
+        """The file this storage maps when it was made by ``from_file(..., shared=True)``, else None."""
+        return self._filename
+
+    def resizable(self) -> bool:
+        return self._resizable
+
+    def is_shared(self) -> bool:
+        # as torch's: every device storage counts as shared (CUDA's IPC); host memory when it is a shared mapping
+        return self._shared or self._device is not CPU
+
+    def share_memory_(self):
+        """Move the bytes into shared memory (a no-op on a device, or when already shared); returns self.
+
+        The storage (and the tensor ``Tensor.share_memory_`` is called on) now reads the shared copy; other
+        tensors made over the old memory before the move keep reading the old memory (docs/storage.md).
+        """
+        if self._device is CPU and not self._shared:
+            n = self.nbytes()
+            shared = _shared_bytes(n)
+            shared[:] = self._bytes()
+            self._root = shared
+            self._shared = True
+        return self
+
+    @classmethod
+    def _new_shared(cls, size, *, device="cpu"):
+        """A new storage of ``size`` bytes in shared memory (on a device: an ordinary one)."""
+        dev = _device(device)
+        if dev is not CPU:
+            return cls(size, device=dev)
+        s = UntypedStorage._wrap(_shared_bytes(size), CPU)
+        s._shared = True
+        return s
+
+    def is_pinned(self, device=None) -> bool:
+        if device is not None:
+            _pinning_hooks(device)
+        return self._pinned
+
+    def pin_memory(self, device=None):
+        """A copy of this cpu storage in page-locked host memory (self when it already is)."""
+        if self._device is not CPU:
+            raise TypeError(f"cannot pin '{self.type()}' only CPU memory can be pinned")
+        hooks = _pinning_hooks(device)
+        if self._pinned:
+            return self
+        n = self.nbytes()
+        arr = hooks.pinned_host_bytes(n)
+        if arr is None:     # an emulated accelerator: ordinary memory, pinned as a recorded property
+            arr = np.empty(n, np.uint8)
+        arr[:] = self._bytes()
+        s = UntypedStorage._wrap(arr, CPU)
+        s._pinned = True
+        return s
+
+    def resize_(self, size):
+        """Resize to ``size`` bytes in place: the first bytes are kept, new ones are zero.
+
+        Tensors made over the storage before the resize keep reading its old memory (torch's would read freed
+        memory); the storage itself, and tensors made over it afterwards, see the new bytes.
+        """
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise RuntimeError(f"resize_ expects an int, but got {type(size).__name__}")
+        if not self._resizable:
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        if size < 0:
+            raise RuntimeError(f"[enforce fail at alloc_cpu.cpp:98] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to "
+                               f"have been called with negative number: {size + (1 << 64)}")
+        old = self.nbytes()
+        keep = min(old, size)
+        if self._device is CPU:
+            new = _shared_bytes(size) if self._shared else np.zeros(size, np.uint8)
+            new[:keep] = self._bytes()[:keep]
+            self._root = new
+            self._pinned = False
+            return self
+        grown = self._as_tensor().new_zeros(size)        # device memory, accounted by the backend's storage
+        grown[:keep] = self._as_tensor()[:keep]
+        self._adopt(grown.untyped_storage())
+        return self
+
+    def _adopt(self, other) -> None:
+        """Take ``other``'s memory (and, for a backend's storage of the same class, its accounting, handing it
+        this storage's old memory and accounting to release when it dies)."""
+        if type(other) is type(self):
+            for cls in type(self).__mro__:
+                for slot in cls.__dict__.get("__slots__", ()):
+                    if slot in ("__weakref__", "__dict__") or not hasattr(other, slot):
+                        continue
+                    mine = getattr(self, slot, None)
+                    setattr(self, slot, getattr(other, slot))
+                    setattr(other, slot, mine)
+        else:
+            self._root, self._device = other._root, other._device
+            self._keep = other
+
+    def byteswap(self, dtype):
+        """Swap the bytes of each element of ``dtype`` in place (complex: each of its two parts)."""
+        size = dtype.itemsize // 2 if getattr(dtype, "is_complex", False) else dtype.itemsize
+        if size > 1:
+            b = self._as_tensor()
+            n = b.numel() // size * size
+            if n:
+                b[:n].copy_(b[:n].view(-1, size).flip(1).reshape(-1))
+        return None
+
+    # --- storages made from host bytes ---------------------------------------------------------------------------
+    @classmethod
+    def from_buffer(cls, buffer, byte_order=None, count=-1, offset=0, *, dtype=None):
+        """A cpu storage holding a copy of ``buffer``'s bytes read as ``dtype`` elements in ``byte_order``."""
+        if dtype is None:
+            raise RuntimeError("argument 'dtype' cannot be None")
+        view = memoryview(buffer).cast("B")
+        itemsize = dtype.itemsize
+        if byte_order is None and itemsize > 1:
+            raise RuntimeError("function missing required argument 'byte_order' (pos 2)")
+        if byte_order is not None and byte_order not in ("big", "little", "native"):
+            raise ValueError(f"invalid byte_order '{byte_order}' (expected 'big', 'little', or 'native')")
+        n = len(view)
+        if offset < 0 or offset > n:
+            raise ValueError(f"offset must be non-negative and no greater than buffer length ({n}) , but got "
+                             f"{offset}")
+        if count < 0:
+            if (n - offset) % itemsize != 0:
+                raise ValueError(f"buffer size ({n - offset}) must be a multiple of element size ({itemsize})")
+            count = (n - offset) // itemsize
+        if offset + count * itemsize > n:
+            raise ValueError(f"buffer has only {n - offset} elements after offset {offset}, but specified a size of "
+                             f"{count}")
+        data = np.frombuffer(view, np.uint8, count * itemsize, offset).copy()
+        if itemsize > 1 and byte_order not in ("native", sys.byteorder):
+            size = itemsize // 2 if getattr(dtype, "is_complex", False) else itemsize
+            data = data.reshape(-1, size)[:, ::-1].reshape(-1).copy()
+        return UntypedStorage._wrap(data, CPU)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """A cpu storage of ``nbytes`` mapped from ``filename``.
+
+        ``shared=True`` maps it shared (writes reach the file; a missing file is made and a short one grown to
+        ``nbytes``); otherwise privately (writes stay in memory) and the file must hold ``nbytes`` bytes.
+        Nothing is created or changed when the mapping cannot be made.
+        """
+        if not isinstance(filename, str):
+            raise TypeError(f"from_file(): argument 'filename' (position 1) must be str, not "
+                            f"{type(filename).__name__}")
+        shared = bool(shared)
+        nbytes = 0 if nbytes is None else nbytes
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool):
+            raise TypeError(f"from_file(): argument 'nbytes' must be int, not {type(nbytes).__name__}")
+        mode = "read-write" if shared else "read-only"
+        created = False
+        try:
+            if shared:
+                created = not os.path.exists(filename)
+                fd = os.open(filename, os.O_RDWR | os.O_CREAT, 0o600)
+            else:
+                fd = os.open(filename, os.O_RDONLY)
+        except OSError as e:
+            raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} ({e.errno})") from None
+        try:
+            if nbytes < 0:
+                raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: Cannot allocate memory "
+                                   f"(12)")
+            have = os.fstat(fd).st_size
+            if have < nbytes and not shared:
+                raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required mapping size "
+                                   f"<{nbytes}>")
+            if nbytes == 0:
+                data = np.zeros(0, np.uint8)
+            else:
+                try:
+                    if have < nbytes:
+                        os.ftruncate(fd, nbytes)
+                    mapping = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED if shared else mmap.MAP_PRIVATE,
+                                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
+                except (OSError, ValueError, OverflowError) as e:
+                    if created:
+                        os.unlink(filename)
+                    elif shared and have < nbytes:
+                        os.ftruncate(fd, have)
+                    errno = getattr(e, "errno", None) or 12
+                    why = getattr(e, "strerror", None) or os.strerror(errno)
+                    raise RuntimeError(f"unable to mmap {nbytes} bytes from file <{filename}>: {why} ({errno})") \
+                        from None
+                data = np.frombuffer(mapping, np.uint8)
+        finally:
+            os.close(fd)
+        s = UntypedStorage._wrap(data, CPU)
+        s._shared = True
+        s._resizable = False
+        if shared:
+            s._filename = filename
+        return s
 
     # --- bytes ---------------------------------------------------------------
     def _bytes(self):
@@ -190,5 +421,40 @@ class UntypedStorage:
     def __eq__(self, other):
         return self is other
 
+    def __iter__(self):
+        return iter(self.tolist())
+
     def __hash__(self):
         return id(self)
+
+
+def _shared_bytes(n: int):
+    """``n`` zero bytes in an anonymous shared mapping (a forked child writes to the same memory)."""
+    if n == 0:
+        return np.zeros(0, np.uint8)
+    return np.frombuffer(mmap.mmap(-1, n, flags=mmap.MAP_SHARED), np.uint8)
+
+
+def _pinning_hooks(device):
+    """The hooks of the accelerator that pins host memory (``device``: None for the current accelerator)."""
+    from .device import privateuse1_backend_name
+    from .device_hooks import get_device_hooks
+    if device is not None:
+        dev = _device(device)
+        if dev.type == "cpu":
+            raise RuntimeError("CPU device type not an accelerator.")
+    hooks = get_device_hooks(privateuse1_backend_name() if device is None else _device(device).type)
+    if hooks is None or not hooks.is_available():
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return hooks
+
+
+def _type_conversion(storage, dtype, non_blocking):
+    """torch's ``_type`` for storages: a storage class (or its name) made of this storage's size, copied into."""
+    if isinstance(dtype, str):
+        import importlib
+        module, _, name = dtype.rpartition(".")
+        dtype = getattr(importlib.import_module(module), name)
+    if type(storage) is dtype:
+        return storage
+    return dtype(storage.size()).copy_(storage, non_blocking)
