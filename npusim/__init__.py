@@ -111,6 +111,8 @@ def __getattr__(name):
     if name in ("distributed", "distributions", "func", "testing"):
         import importlib
         return importlib.import_module("." + name, __name__)
+    if name == "Storage":   # torch.Storage: the legacy storage class of the default dtype
+        return _legacy_storage_types.default_storage_class()
     if name == "vmap":   # torch.vmap is torch.func.vmap
         from .func import vmap
         return vmap
@@ -148,6 +150,16 @@ from .core.c10.dispatch_keys import DispatchKey, DispatchKeySet  # noqa: F401,E4
 from .core.dispatch.op_tags import Tag  # noqa: F401,E402
 from .futures import Future  # noqa: F401,E402
 from .amp import GradScaler  # noqa: F401,E402
+
+# torch's storage classes and the Tensor methods about storage and host memory (docs/storage.md)
+from .core.c10.storage import StorageBase  # noqa: F401,E402
+from .api.typed_storage import TypedStorage  # noqa: F401,E402
+from .api.legacy_storage_types import *  # noqa: F401,F403,E402  (FloatStorage & co.: torch's legacy constructors)
+from .api import legacy_storage_types as _legacy_storage_types  # noqa: E402
+from .api.from_file import from_file  # noqa: F401,E402
+from .api import tensor_storage_methods as _tensor_storage_methods  # noqa: F401,E402  (Tensor.storage() & co.)
+from . import storage  # noqa: F401,E402  (npusim.storage, as torch.storage)
+__all__ += ["TypedStorage", "from_file"] + list(_legacy_storage_types.__all__)
 
 # help text for the public functions and Tensor methods that have none of their own (one table, as torch's)
 from .api import docstrings as _docstrings  # noqa: E402
