@@ -39,6 +39,7 @@ from ..core.c10.generator import (
 from ..core.c10.storage import UntypedStorage
 from ..core.c10.stream import Event, Stream
 from ..api.legacy_tensor_types import legacy_tensor_types
+from ..api.legacy_storage_types import legacy_storage_types
 from ..core.dispatch.api_usage import log_api_usage_once
 from ..serialization.backend_meta import register_backend_meta_serialization
 from ..utils.backend_registration import generate_methods_for_privateuse1_backend
@@ -62,3 +63,4 @@ __all__ = [
     "register_collective_backends",
     "log_api_usage_once",
 ]
+__all__ += ["legacy_storage_types"]
