@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import npusim as _npusim   # the public names (dtypes, autocast state): bound before the backend registers
 from .. import device as _device
 from ..privateuse1 import PRIVATEUSE1, legacy_tensor_types, privateuse1_backend_name, seed_value
+from ..privateuse1 import legacy_storage_types
 from . import fallback as _fallback
 from . import nvml as _nvml
 from .generator import defaults as _generators
@@ -46,6 +47,11 @@ __all__ = [
 _LEGACY_TYPES = legacy_tensor_types(PRIVATEUSE1, __name__)
 globals().update(_LEGACY_TYPES)
 __all__ += list(_LEGACY_TYPES)
+
+# torch.cuda.FloatStorage & co.: the legacy storage classes of this device
+_LEGACY_STORAGES = legacy_storage_types(PRIVATEUSE1, __name__)
+globals().update(_LEGACY_STORAGES)
+__all__ += list(_LEGACY_STORAGES)
 
 
 # --- devices -----------------------------------------------------------------------------------
