@@ -5,6 +5,18 @@ from ..core.autograd import (  # noqa: F401
     is_inference_mode_enabled, no_grad, once_differentiable, set_detect_anomaly, set_grad_enabled,
 )
 from . import function, functional, graph  # noqa: F401
+from .engine_modes import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled  # noqa: F401
+from .tensor_like import is_tensor_like  # noqa: F401
+
+# torch.autograd's profiler names are torch.profiler's; npusim.profiler loads after autograd, so they resolve on use
+_PROFILER_NAMES = {"DeviceType": "events", "ProfilerActivity": "profiler", "kineto_available": "kineto"}
+
+
+def __getattr__(name):
+    if name in _PROFILER_NAMES:
+        import importlib
+        return getattr(importlib.import_module(f"..profiler.{_PROFILER_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["backward", "grad", "Function", "gradcheck", "gradgradcheck", "no_grad", "enable_grad",
            "set_grad_enabled", "inference_mode", "detect_anomaly", "set_detect_anomaly"]

@@ -28,6 +28,10 @@ from .events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
 from .profiler import ProfilerActivity, profile, supported_activities
 from .scheduling import ProfilerAction, schedule
 from .user_scope import record_function
+from .kineto import is_fbcode, kineto_available
+from .step_tracker import KinetoStepTracker
+from .trace_handler import tensorboard_trace_handler
+from ..optim.optimizer import Optimizer, register_optimizer_step_post_hook  # torch.profiler re-exports them too
 
 __all__ = [
     "profile", "record_function", "schedule", "ProfilerAction", "ProfilerActivity", "supported_activities",
@@ -36,4 +40,6 @@ __all__ = [
     "enable_record_function", "is_record_function_enabled", "DebugInfoGuard", "DebugInfoKind",
     "ThreadLocalDebugInfo", "ThreadLocalState", "ThreadLocalStateGuard", "capture_thread_local_state",
     "restore_thread_local_state", "DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg",
+    "is_fbcode", "kineto_available", "KinetoStepTracker", "tensorboard_trace_handler",
+    "register_optimizer_step_post_hook",
 ]

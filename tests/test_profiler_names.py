@@ -1,0 +1,157 @@
+"""torch.profiler's and torch.autograd's smaller names: tensorboard_trace_handler, KinetoStepTracker, kineto and
+fbcode flags, the optimizer hook, the engine switches and is_tensor_like."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+import npusim
+from npusim.profiler import KinetoStepTracker, ProfilerActivity, profile, schedule, tensorboard_trace_handler
+
+
+def _run_steps(prof, device, n):
+    x = npusim.ones(8, device=device)
+    for _ in range(n):
+        (x * 2).sum()
+        prof.step()
+
+
+def test_tensorboard_trace_handler_writes_one_trace_per_cycle(tmp_path, device):
+    out = tmp_path / "logs" / "run"
+    handler = tensorboard_trace_handler(str(out), worker_name="w0")
+    with profile(schedule=schedule(wait=0, warmup=1, active=1, repeat=2), on_trace_ready=handler) as prof:
+        _run_steps(prof, device, 4)
+    names = sorted(os.listdir(out))
+    assert len(names) == 2 and all(n.startswith("w0.") and n.endswith(".pt.trace.json") for n in names)
+    trace = json.loads((out / names[0]).read_text())
+    assert any(e.get("name") == "aten::mul" for e in trace["traceEvents"])
+
+
+def test_tensorboard_trace_handler_gzip_and_default_worker_name(tmp_path):
+    handler = tensorboard_trace_handler(str(tmp_path), use_gzip=True)
+    with profile(on_trace_ready=handler):
+        npusim.ones(2) + 1
+    (name,) = os.listdir(tmp_path)
+    assert name.startswith(f"{os.uname().nodename}_{os.getpid()}.") and name.endswith(".pt.trace.json.gz")
+    with gzip.open(tmp_path / name, "rt") as f:
+        assert "traceEvents" in json.load(f)
+
+
+def test_tensorboard_trace_handler_cannot_make_its_directory(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(RuntimeError, match="Can't create directory"):
+        with profile(on_trace_ready=tensorboard_trace_handler(str(blocker / "sub"))):
+            npusim.ones(1)
+
+
+@pytest.fixture
+def fresh_tracker(monkeypatch):
+    from collections import defaultdict
+    monkeypatch.setattr(KinetoStepTracker, "_current_step", 0)
+    monkeypatch.setattr(KinetoStepTracker, "_step_dict", defaultdict(int))
+
+
+def test_kineto_step_tracker_counts_the_max_over_requesters(fresh_tracker):
+    KinetoStepTracker.init_step_count("ProfilerStep")
+    KinetoStepTracker.init_step_count("Optimizer")
+    assert KinetoStepTracker.increment_step("ProfilerStep") == 1
+    assert KinetoStepTracker.increment_step("Optimizer") == 1        # the same step, marked twice
+    assert KinetoStepTracker.increment_step("Optimizer") == 2 and KinetoStepTracker.current_step() == 2
+    assert KinetoStepTracker.erase_step_count("Optimizer") and not KinetoStepTracker.erase_step_count("Optimizer")
+    KinetoStepTracker._step_dict["Other"] = 5
+    with pytest.warns(UserWarning, match="increased more than 1"):
+        assert KinetoStepTracker.increment_step("Other") == 6
+
+
+def test_flags_and_reexports():
+    assert npusim.profiler.kineto_available() is False and npusim.profiler.is_fbcode() is False
+    assert npusim.autograd.kineto_available() is False
+    assert npusim.profiler.Optimizer is npusim.optim.Optimizer
+    assert npusim.profiler.register_optimizer_step_post_hook is npusim.optim.optimizer.register_optimizer_step_post_hook
+    assert npusim.autograd.DeviceType is npusim.profiler.DeviceType
+    assert npusim.autograd.ProfilerActivity is ProfilerActivity
+
+
+def test_optimizer_post_hook_through_the_profiler_name(device):
+    seen = []
+    handle = npusim.profiler.register_optimizer_step_post_hook(lambda opt, args, kwargs: seen.append(type(opt)))
+    try:
+        p = npusim.nn.Parameter(npusim.ones(2, device=device))
+        p.grad = npusim.ones(2, device=device)
+        npusim.optim.SGD([p], lr=0.1).step()
+    finally:
+        handle.remove()
+    assert seen == [npusim.optim.SGD]
+
+
+def test_multithreading_switch_is_per_thread_and_scoped():
+    import threading
+    ag = npusim.autograd
+    assert ag.is_multithreading_enabled()
+    with ag.set_multithreading_enabled(False):
+        assert not ag.is_multithreading_enabled()
+        other = []
+        t = threading.Thread(target=lambda: other.append(ag.is_multithreading_enabled()))
+        t.start()
+        t.join()
+        assert other == [True]
+    assert ag.is_multithreading_enabled()
+
+    @ag.set_multithreading_enabled(False)
+    def inner():
+        return ag.is_multithreading_enabled()
+    assert ag.is_multithreading_enabled() is False    # the decorator's construction sets it, as torch's
+    ag.set_multithreading_enabled(True)
+    assert inner() is False and ag.is_multithreading_enabled()
+
+
+def test_backward_runs_with_multithreading_off(device):
+    x = npusim.ones(3, device=device, requires_grad=True)
+    with npusim.autograd.set_multithreading_enabled(False):
+        (x * 3).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+class _Sub(npusim.Tensor):
+    pass
+
+
+class _Like:
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return -1
+
+
+def test_is_tensor_like(device):
+    ag = npusim.autograd
+    assert ag.is_tensor_like(npusim.ones(1, device=device))
+    assert ag.is_tensor_like(npusim.ones(1, device=device).as_subclass(_Sub))
+    assert ag.is_tensor_like(npusim.nn.Parameter(npusim.ones(1, device=device)))
+    assert not ag.is_tensor_like(6) and not ag.is_tensor_like(None) and not ag.is_tensor_like(object())
+    assert ag.is_tensor_like(_Like()) and not ag.is_tensor_like(_Like)
+    assert ag.is_view_replay_enabled() is False
+
+
+@pytest.mark.oracle
+def test_as_torch(torch, tmp_path):
+    ag, tag = npusim.autograd, torch.autograd
+    assert ag.is_multithreading_enabled() == tag.is_multithreading_enabled()
+    assert ag.is_view_replay_enabled() == tag.is_view_replay_enabled()
+    for value in (6, None, _Like(), object()):
+        assert ag.is_tensor_like(value) == tag.is_tensor_like(value)
+    assert ag.is_tensor_like(npusim.ones(1)) == tag.is_tensor_like(torch.ones(1))
+    assert npusim.profiler.is_fbcode() == torch.profiler.is_fbcode()
+    import inspect
+    assert str(inspect.signature(tensorboard_trace_handler)) == \
+        str(inspect.signature(torch.profiler.tensorboard_trace_handler))
+    names = {}
+    for mod in (npusim, torch):
+        d = tmp_path / mod.__name__
+        with mod.profiler.profile(on_trace_ready=mod.profiler.tensorboard_trace_handler(str(d), "w")):
+            mod.ones(2) * 2
+        (names[mod.__name__],) = os.listdir(d)
+    assert [n.split(".", 2)[::2] for n in names.values()] == [["w", "pt.trace.json"]] * 2
