@@ -235,7 +235,7 @@ class TypedStorage:
         if dtype is None:
             legacy_class = self._get_legacy_storage_class()
             if legacy_class is not None:
-                return legacy_class.__module__ + "." + legacy_class.__name__
+                return legacy_class.qualified_name
             return "npusim.storage.TypedStorage"
         return self._untyped_storage.type(dtype, non_blocking)
 
@@ -490,8 +490,15 @@ class _LegacyStorageMeta(type):
                     and cls.dtype == instance.dtype)
         return False
 
+    @property
+    def qualified_name(cls) -> str:
+        """``npusim.FloatStorage``, ``npusim.npu.FloatStorage``: the name it is reached by (the backend's follows
+        its name, which may change after the class is made)."""
+        where = "" if cls._device_type == "cpu" else f"{_device_type_name(cls._device_type)}."
+        return f"npusim.{where}{cls.__name__}"
+
     def __repr__(cls):
-        return f"<class '{cls.__module__}.{cls.__name__}'>"
+        return f"<class '{cls.qualified_name}'>"
 
 
 class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):

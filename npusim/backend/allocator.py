@@ -118,6 +118,8 @@ class DeviceAllocator:
         self._log: list[int] = []       # +requested bytes on malloc, -requested bytes on free, in order
         self.num_ooms = 0
         self.num_alloc_retries = 0
+        # cuda mode: freed blocks other streams still use (record_stream), with the events that say when they're done
+        self._pending: list = []
         self.counters = {m: [[0, 0, 0, 0] for _ in _POOLS] for m in _LOGGED + _RESERVED}
 
     def after_fork_in_child(self) -> None:
@@ -167,6 +169,8 @@ class DeviceAllocator:
             size = ((nbytes + 511) >> 9) << 9
         else:
             size = -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
+        if self._pending:
+            self._collect_pending()
         try:
             return size, self._cache[(size, stream)].pop()
         except (KeyError, IndexError):
@@ -177,6 +181,22 @@ class DeviceAllocator:
             self._cache[(size, stream)].append(block)
         except KeyError:
             self._cache.setdefault((size, stream), []).append(block)
+
+    def give_back_after(self, size: int, stream, block, events) -> None:
+        """Cache ``block`` once every event (recorded on the streams that used it) is done."""
+        with self._lock:
+            self._pending.append((size, stream, block, events))
+
+    def _collect_pending(self) -> None:
+        """Move the pending blocks whose streams are done into the cache."""
+        with self._lock:
+            waiting = []
+            for entry in self._pending:
+                if all(ev.done for ev in entry[3]):
+                    self.give_back(entry[0], entry[1], entry[2])
+                else:
+                    waiting.append(entry)
+            self._pending = waiting
 
     def _after_malloc(self, size: int) -> None:
         """The rare part of a malloc: fold a full log, tell the observers."""

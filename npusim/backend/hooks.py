@@ -57,6 +57,32 @@ class NpuHooks(DeviceHooks):
         if alloc is not None:
             alloc.check(nbytes)
 
+    def pinned_host_bytes(self, nbytes):
+        """``nbytes`` of page-locked host memory (a NumPy array) in cuda mode; None in emulation, where pinning is
+        a recorded property of ordinary memory."""
+        if runtime.mode != "cuda":
+            return None
+        import cupyx
+        empty_pinned = getattr(cupyx, "empty_pinned", None)
+        return None if empty_pinned is None else empty_pinned((nbytes,), dtype=np.uint8)
+
+    def record_stream(self, storage, stream) -> None:
+        """``Tensor.record_stream``: the storage's memory is in use by ``stream`` too. In emulation every op has
+        finished when it returns, so freed memory is always safe to reuse; in cuda mode the allocator holds the
+        block back until the stream's work queued by the time it is freed is done."""
+        if stream.device.type != storage.device.type:
+            raise RuntimeError(f"record_stream: expected a stream on {storage.device.type}, got one on "
+                               f"{stream.device.type}")
+        if runtime.mode != "cuda":
+            return
+        from .streams import pools
+        mem = getattr(storage._root, "data", None)
+        while hasattr(mem, "mem"):      # ndarray.data (a MemoryPointer) -> the memory object that owns the lease
+            mem = mem.mem
+        lease = getattr(mem, "owner", None) or getattr(mem, "_owner", None)
+        if lease is not None and hasattr(lease, "record_stream"):
+            lease.record_stream(pools.native(stream.device_index, stream.stream_id))
+
     def from_dlpack(self, ext, kind, index):
         if kind == 2 and runtime.mode == "cuda":
             import cupy

@@ -8,15 +8,35 @@ from .allocator import DeviceAllocator
 
 
 class _Lease:
-    """Owner of the memory behind one CuPy allocation: when CuPy frees it, the segment goes back to the cache."""
+    """Owner of the memory behind one CuPy allocation: when CuPy frees it, the segment goes back to the cache.
 
-    __slots__ = ("alloc", "size", "stream", "block")
+    Streams other than the allocation's that used the memory (``Tensor.record_stream``) hold it back: the segment
+    returns to the cache only once the work they had queued when it was freed is done, as CUDA's caching allocator.
+    """
+
+    __slots__ = ("alloc", "size", "stream", "block", "users")
 
     def __init__(self, alloc, size, stream, block):
         self.alloc, self.size, self.stream, self.block = alloc, size, stream, block
+        self.users = None
+
+    def record_stream(self, native_stream) -> None:
+        if native_stream.ptr != self.stream:
+            if self.users is None:
+                self.users = {}
+            self.users[native_stream.ptr] = native_stream
 
     def __del__(self):
-        self.alloc.give_back(self.size, self.stream, self.block)
+        if self.users:
+            import cupy
+            events = []
+            for s in self.users.values():
+                ev = cupy.cuda.Event(disable_timing=True)
+                ev.record(s)
+                events.append(ev)
+            self.alloc.give_back_after(self.size, self.stream, self.block, events)
+        else:
+            self.alloc.give_back(self.size, self.stream, self.block)
 
 
 class _CupyDevice:
