@@ -133,6 +133,13 @@ from .api import inplace as _inplace_functions, nn as _torch_namespace_nn  # noq
 __all__ += list(_torch_namespace_nn.__all__) + list(_inplace_functions.__all__)
 from .api import math_extras as _math_extras  # noqa: E402
 __all__ += list(_math_extras.__all__)
+# torch's functional recurrences, native norms, batch norm's sync steps and aten-form nn ops (aten's arguments)
+from .api.nn_rnn_functions import *  # noqa: F401,F403,E402  (lstm, gru, lstm_cell...)
+from .api.nn_batch_norm_functions import *  # noqa: F401,F403,E402  (native_batch_norm, batch_norm_stats...)
+from .api.nn_functions import *  # noqa: F401,F403,E402  (native_dropout, convolution, grid_sampler, ctc_loss...)
+from .api.segment_reduce import segment_reduce  # noqa: F401,E402
+from .api import nn_rnn_functions as _nn_rnn, nn_batch_norm_functions as _nn_bn, nn_functions as _nn_aten  # noqa: E402
+__all__ += list(_nn_rnn.__all__) + list(_nn_bn.__all__) + list(_nn_aten.__all__) + ["segment_reduce"]
 
 # torch's smaller top-level names: constants, build flags, anomaly switches, legacy helpers, dispatcher classes
 from .api.torch_constants import e, inf, nan, newaxis, pi  # noqa: F401,E402
