@@ -17,19 +17,22 @@ def _register_device_module(device_type, module) -> None:
     sys.modules[f"{top.__name__}.{device_type}"] = module
 
 
-def get_device_module(device_arg=None):
+_device = device    # get_device_module's argument has torch's name, ``device``
+
+
+def get_device_module(device=None):
     """The module of a device type (``npusim.get_device_module("npu")`` is ``npusim.npu``); None: the current
     accelerator's, as torch's (a device type without a module of its own raises)."""
     top = sys.modules[__name__.rsplit(".", 1)[0]]
-    if isinstance(device_arg, device):
-        name = device_arg.type
-    elif isinstance(device_arg, str):
-        name = device(device_arg).type
-    elif device_arg is None:
+    if isinstance(device, _device):
+        name = device.type
+    elif isinstance(device, str):
+        name = _device(device).type
+    elif device is None:
         acc = top.accelerator.current_accelerator()
         name = "cpu" if acc is None else acc.type
     else:
-        raise RuntimeError(f"Invalid value of device '{device_arg}', expect {top.__name__}.device, str, or None")
+        raise RuntimeError(f"Invalid value of device '{device}', expect {top.__name__}.device, str, or None")
     module = getattr(top, name, None)
     if module is None:
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 
 import npusim as _npusim   # the public names (dtypes, autocast state): bound before the backend registers
@@ -24,6 +25,13 @@ from .streams import Stream, StreamContext, current_stream, default_stream, set_
 from .allocator import OutOfMemoryError, format_size
 from .memory import memory as _memory
 from .runtime import runtime
+from . import sync_debug as _sync_debug
+
+AcceleratorError = _npusim.AcceleratorError     # torch.cuda.AcceleratorError is torch.AcceleratorError
+
+
+class DeferredCudaCallError(Exception):
+    """A call queued before the npu initialised (a seed) failed when initialisation ran it."""
 
 __all__ = [
     "is_available", "device_count", "current_device", "set_device", "device", "device_of", "synchronize", "init",
@@ -41,6 +49,7 @@ __all__ = [
     "power_draw", "clock_rate", "can_device_access_peer", "get_arch_list", "get_gencode_flags", "is_tf32_supported",
     "ipc_collect", "is_current_stream_capturing",
 ]
+__all__ += ["get_sync_debug_mode", "set_sync_debug_mode", "AcceleratorError", "DeferredCudaCallError"]
 
 
 # torch.cuda.FloatTensor & co.: the legacy constructors of this device's tensors
@@ -614,8 +623,13 @@ def _apply_lazy_seeds(rt) -> None:
     with _lazy_seeds_lock:
         calls = list(_lazy_seeds.values())
         _lazy_seeds.clear()
-    for fn in calls:
-        fn(rt)
+    for fn, stack in calls:
+        try:
+            fn(rt)
+        except Exception as e:  # torch's _lazy_init: the call's failure, with where it was made
+            name = privateuse1_backend_name()
+            raise DeferredCudaCallError(f"{name} call failed lazily at initialization with error: {e}\n\n"
+                                        f"{name} call was originally invoked at:\n\n{''.join(stack)}") from e
 
 
 def _when_initialised(kind, fn) -> None:
@@ -632,7 +646,7 @@ def _when_initialised(kind, fn) -> None:
     with _lazy_seeds_lock:
         first = not _lazy_seeds
         _lazy_seeds.pop(kind, None)
-        _lazy_seeds[kind] = fn
+        _lazy_seeds[kind] = (fn, traceback.format_stack()[:-1])
     if first:
         runtime.on_init(_apply_lazy_seeds, once=True)
     if runtime.initialized:   # it initialised while the seed was being queued
@@ -695,3 +709,18 @@ def get_rng_state_all() -> list:
 def set_rng_state_all(new_states) -> None:
     for i, state in enumerate(new_states):
         set_rng_state(state, i)
+
+
+# --- synchronizing operations -------------------------------------------------------------------------------
+
+def set_sync_debug_mode(debug_mode) -> None:
+    """Warn (``"warn"`` or 1) or raise (``"error"`` or 2) on operations that make the host wait for the npu
+    (``item()``, ``.cpu()``, ``nonzero``, ``Stream.synchronize``...); ``"default"`` or 0 turns it off."""
+    runtime.lazy_init()
+    _sync_debug.set_mode(debug_mode)
+
+
+def get_sync_debug_mode() -> int:
+    """The sync debug mode: 0 (off), 1 (warn) or 2 (error)."""
+    runtime.lazy_init()
+    return _sync_debug.get_mode()

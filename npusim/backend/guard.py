@@ -10,7 +10,7 @@ from __future__ import annotations
 from .. import device
 from ..privateuse1 import PRIVATEUSE1, DeviceGuardImplInterface, privateuse1_backend_name
 from ..kernels import device_checks
-from . import events, streams
+from . import events, streams, sync_debug
 from .runtime import runtime
 
 
@@ -116,11 +116,13 @@ class NpuGuardImpl(DeviceGuardImplInterface):
 
     def synchronize_stream(self, s) -> None:
         index = self._stream_index(s)
+        sync_debug.stream_sync()
         if runtime.mode == "cuda":
             streams.pools.native(index, s.stream_id).synchronize()
 
     def synchronize_device(self, device_index) -> None:
         runtime.lazy_init()
+        sync_debug.device_sync()
         index = runtime.check_index(device_index)
         if runtime.mode == "cuda":
             import cupy
@@ -149,6 +151,7 @@ class NpuGuardImpl(DeviceGuardImplInterface):
         return events.query(event)
 
     def synchronize_event(self, event) -> None:
+        sync_debug.device_sync()    # refused while capturing; torch's sync debug mode does not report it
         events.synchronize(event)
 
     def elapsed_time(self, event1, event2, device_index) -> float:

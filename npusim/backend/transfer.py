@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import sync_debug
 from .runtime import runtime
 
 
@@ -13,6 +14,7 @@ def to_host(a) -> np.ndarray:
     way to the host (torch's ``.cpu()`` preserves the layout of dense tensors). The device packs the
     array in its own axis order, one transfer moves it, and a host view restores the axis order.
     """
+    sync_debug.host_read()      # the host waits for the device: sync debug mode, graph capture
     if a.__class__ is np.ndarray:
         return a.copy(order="K")
     if a.flags.c_contiguous or a.ndim < 2:
@@ -38,6 +40,8 @@ def from_host(a: np.ndarray, device):
 def between(a, src_device, dst_device):
     """``a`` (on src_device) as an array usable on dst_device, copied where memory differs."""
     if runtime.mode != "cuda":
+        if dst_device.type == "cpu" and src_device.type != "cpu":
+            sync_debug.host_read()      # cuda mode tells it in to_host
         return a
     import cupy
     if src_device.type == "cpu":

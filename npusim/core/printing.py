@@ -13,7 +13,7 @@ import numpy as np
 
 from .c10 import dtype as D
 from .c10.device import CPU
-from .c10.device_hooks import check_access, get_device_hooks
+from .c10.device_hooks import check_access, get_device_hooks, host_read
 
 
 @dataclass
@@ -96,6 +96,21 @@ class _Formatter:
         return " " * (self.max_width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """torch's pair of formatters for complex values: one for the real parts, one for the imaginary parts."""
+
+    def __init__(self, values: np.ndarray):
+        self.real = _Formatter(values.real, True)
+        self.imag = _Formatter(values.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1     # the "j"
+
+    def format(self, v) -> str:
+        real_str = self.real.format(v.real)
+        imag_str = (self.imag.format(v.imag) + "j").lstrip()
+        # a negative imaginary part (or -0.0, nan) brings its own sign
+        return real_str + imag_str if imag_str[0] in "+-" else real_str + "+" + imag_str
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     e = PRINT_OPTS.edgeitems
     if a.ndim == 0:
@@ -149,10 +164,19 @@ def _edges(t):
 
 def _host(t, summarize=False):
     check_access(t._device)     # a forked child may not read its parent's device memory
+    host_read(t._device)
     a = _edges(t) if summarize else t._a
     if a.__class__ is not np.ndarray:
         a = a.get()
     return a
+
+
+def _as_complex128(a):
+    if a.dtype.names is not None:       # complex32: the structured pair of float16
+        r = np.empty(a.shape, np.complex128)
+        r.real, r.imag = a["real"], a["imag"]
+        return r
+    return a.astype(np.complex128)
 
 
 def tensor_body(t, indent: int) -> str:
@@ -160,6 +184,9 @@ def tensor_body(t, indent: int) -> str:
         return "[]"
     summarize = t._a.size > PRINT_OPTS.threshold
     a = _host(t, summarize)
+    if t.is_complex():
+        a = _as_complex128(a)
+        return _format(a, indent, summarize, _ComplexFormatter(_summarized(a) if summarize else a), t._a.shape)
     floating = t.is_floating_point()
     if floating:
         a = a.astype(np.float64)
@@ -187,7 +214,9 @@ def tensor_repr(t, prefix="tensor(") -> str:
     if t._device is not CPU:
         suffixes.append(f"device='{t._device}'")
     dt = t.dtype
-    default_dtype = dt in (D.get_default_dtype(), D.int64, D.bool)
+    # torch's default complex dtype here is complex128 with a float64 default, else complex64
+    default_complex = D.complex128 if D.get_default_dtype() is D.float64 else D.complex64
+    default_dtype = dt in (D.get_default_dtype(), default_complex, D.int64, D.bool)
     if t._a.size == 0:
         if t._a.ndim != 1:
             suffixes.append(f"size={tuple(t._a.shape)}")

@@ -16,7 +16,7 @@ import numpy as np
 
 from .c10 import dtype as _dt
 from .c10.device import _TYPE_MAP, CPU
-from .c10.device_hooks import _REFUSED, check_access, storage_factory
+from .c10.device_hooks import _HOST_READ_HOOKS, _REFUSED, check_access, host_read, storage_factory
 from . import inference_tensors as _inference
 from .inference_tensors import INFERENCE_VC
 from .c10.storage import UntypedStorage, array_address, array_root
@@ -542,6 +542,8 @@ def _host_array(t: Tensor):
     """A NumPy copy (or alias, for emulated devices) of a non-cpu tensor's data."""
     if _REFUSED:    # a child forked after its parent initialised the device may not read it
         check_access(t._device)
+    if _HOST_READ_HOOKS:    # a synchronizing read: the backend's sync checks
+        host_read(t._device)
     a = t._a
     if a.__class__ is _ndarray:
         return a

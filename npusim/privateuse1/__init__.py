@@ -8,7 +8,8 @@ names. See ``docs/backend_api.md`` for a walk-through.
 - The device type's name: ``rename_privateuse1_backend``, ``privateuse1_backend_name``, ``PRIVATEUSE1``
   (the type as core stores it).
 - Its runtime: ``DeviceHooks`` / ``register_device_hooks`` / ``get_device_hooks`` (device count, current
-  device, lazy init, array module, storage of new arrays), ``refuse_device_type`` (a forked child);
+  device, lazy init, array module, storage of new arrays), ``refuse_device_type`` (a forked child),
+  ``register_host_read_hook`` (told before the host reads device memory: ``item``, ``tolist``, printing);
   ``register_device_module`` (``npusim.<name>``), ``generate_methods_for_privateuse1_backend``.
 - Devices and streams: ``DeviceGuardImplInterface`` / ``register_guard_impl``; ``Stream`` and ``Event``
   to subclass; ``UntypedStorage`` to subclass for the storage factory (an instance made for an array sets
@@ -32,7 +33,9 @@ from .._device_module import _register_device_module as register_device_module
 from ..core.autocast.state import register_autocast_policies
 from ..core.c10.device import PRIVATEUSE1, privateuse1_backend_name, rename_privateuse1_backend
 from ..core.c10.device_guard import DeviceGuardImplInterface, register_guard_impl
-from ..core.c10.device_hooks import DeviceHooks, get_device_hooks, refuse_device_type, register_device_hooks
+from ..core.c10.device_hooks import (
+    DeviceHooks, get_device_hooks, refuse_device_type, register_device_hooks, register_host_read_hook,
+)
 from ..core.c10.generator import (
     DEFAULT_SEED, Generator, register_default_generators, register_generator, seed_value,
 )
@@ -53,7 +56,7 @@ from .tensors import array_of, bump_version, device_of, from_array, replace_arra
 __all__ = [
     "PRIVATEUSE1", "privateuse1_backend_name", "rename_privateuse1_backend", "register_device_module",
     "generate_methods_for_privateuse1_backend",
-    "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type",
+    "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type", "register_host_read_hook",
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
     "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",

@@ -112,6 +112,30 @@ def check_access(dev) -> None:
             check()
 
 
+# --- host reads of device memory (item, tolist, printing) ------------------------------------------------------
+
+# device type -> fn(device), called before the host reads a tensor of that type (a synchronizing operation: the
+# backend's sync debug mode and graph capture check it). Empty unless a backend asked, so readers pay one test.
+_HOST_READ_HOOKS: dict = {}
+
+
+def register_host_read_hook(device_type: str, fn) -> None:
+    """Call ``fn(device)`` before every host read of a ``device_type`` tensor's memory (None: stop)."""
+    typ = device(device_type)._type
+    if fn is None:
+        _HOST_READ_HOOKS.pop(typ, None)
+    else:
+        _HOST_READ_HOOKS[typ] = fn
+
+
+def host_read(dev) -> None:
+    """Tell ``dev``'s backend the host is about to read its memory (see ``register_host_read_hook``)."""
+    if _HOST_READ_HOOKS:
+        fn = _HOST_READ_HOOKS.get(dev._type)
+        if fn is not None:
+            fn(dev)
+
+
 def _refresh_device_objects():
     _FACTORIES.clear()
 
