@@ -140,3 +140,88 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
             _copy_into(o, e)
         return histogramdd_result(out[0], tuple(out[1]))
     return r
+
+
+# --- strided views, slices, splits ---------------------------------------------------------------------------------
+
+def _ints(v):
+    return [int(s) for s in v]
+
+
+@_export
+def as_strided_(input, size, stride, storage_offset=None):  # noqa: A002 - torch's names
+    """as_strided_(input, size, stride, storage_offset=None) -> Tensor: gives ``input`` itself the geometry of
+    ``input.as_strided(size, stride, storage_offset)`` (in place)."""
+    _check_input(input, "as_strided_")
+    return aten.as_strided_.default(input, _ints(size), _ints(stride), storage_offset)
+
+
+_method("as_strided_", lambda self, size, stride, storage_offset=None: as_strided_(self, size, stride, storage_offset))
+
+
+@_export
+def as_strided_scatter(input, src, size, stride, storage_offset=None):  # noqa: A002 - torch's names
+    """as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor: a copy of ``input`` whose
+    elements under ``input.as_strided(size, stride, storage_offset)`` are ``src``'s."""
+    _check_input(input, "as_strided_scatter")
+    return aten.as_strided_scatter.default(input, src, _ints(size), _ints(stride), storage_offset)
+
+
+_method("as_strided_scatter", lambda self, src, size, stride, storage_offset=None:
+        as_strided_scatter(self, src, size, stride, storage_offset))
+
+
+@_export
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):  # noqa: A002 - torch's names
+    """slice_inverse(input, src, dim=0, start=None, end=None, step=1) -> Tensor: the inverse of slicing ``src``:
+    a view of the slice ``input``'s memory with ``src``'s size, stride and storage offset."""
+    _check_input(input, "slice_inverse")
+    return aten.slice_inverse.default(input, src, dim, start, end, step)
+
+
+_method("slice_inverse", lambda self, src, dim=0, start=None, end=None, step=1:
+        slice_inverse(self, src, dim, start, end, step))
+
+
+@_export
+def unsafe_split_with_sizes(input, split_sizes, dim=0):  # noqa: A002 - torch's names
+    """unsafe_split_with_sizes(input, split_sizes, dim=0) -> List of Tensors: ``split_with_sizes`` whose pieces are
+    not tracked as views of ``input``."""
+    _check_input(input, "unsafe_split_with_sizes")
+    return list(aten.unsafe_split_with_sizes.default(input, _ints(split_sizes), dim))
+
+
+_method("unsafe_split_with_sizes", lambda self, split_sizes, dim=0: unsafe_split_with_sizes(self, split_sizes, dim))
+
+
+# --- nonzero_static, fill, empty_permuted --------------------------------------------------------------------------
+
+@_export
+def nonzero_static(input, *, size, fill_value=-1, out=None):  # noqa: A002 - torch's names
+    """nonzero_static(input, *, size, fill_value=-1) -> Tensor: ``nonzero``'s index rows, cut or padded with
+    ``fill_value`` to exactly ``size`` rows."""
+    _check_input(input, "nonzero_static")
+    return _finish(aten.nonzero_static.default(input, size=size, fill_value=fill_value), out)
+
+
+_method("nonzero_static", lambda self, *, size, fill_value=-1: nonzero_static(self, size=size, fill_value=fill_value))
+
+
+@_export
+def fill(input, value):  # noqa: A002 - torch's names
+    """fill(input, value) -> Tensor: a tensor like ``input`` with every element ``value`` (a number or a 0-dim
+    tensor); the out-of-place ``fill_``."""
+    _check_input(input, "fill")
+    if isinstance(value, Tensor):
+        return aten.fill.Tensor(input, value)
+    return aten.fill.Scalar(input, value)
+
+
+@_export
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
+                   pin_memory=False):
+    """empty_permuted(size, physical_layout, *, dtype=None, device=None, requires_grad=False) -> Tensor: an
+    uninitialised dense tensor of ``size`` whose dimensions lie in memory in ``physical_layout``'s order (its
+    last entry innermost)."""
+    r = aten.empty_permuted.default(_ints(size), _ints(physical_layout), dtype=D.as_dtype(dtype), device=device)
+    return r.requires_grad_() if requires_grad else r
