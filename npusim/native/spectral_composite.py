@@ -51,19 +51,25 @@ def _wrap(dim, ndim):
 
 def resize_input(x, dims, sizes):
     """Crop or zero-pad each of ``dims`` to its size in ``sizes`` (ATen's resize_fft_input)."""
-    pad = [0] * (2 * x.dim())
-    must_pad = False
+    pad = [0] * (2 * x.dim())   # constant_pad_nd's order: the last dim's (before, after) first
     for d, n in zip(dims, sizes):
         have = x.shape[d]
         if have > n:
             x = aten.slice.Tensor(x, d, 0, n)
         elif have < n:
             pad[2 * (x.dim() - 1 - d) + 1] = n - have
-            must_pad = True
-    if must_pad:   # constant_pad_nd reads its pad from the last dim backwards
-        last = max(i for i, p in enumerate(pad) if p) + 1
-        x = aten.constant_pad_nd.default(x, pad[:last + (last % 2)], 0)
+    if any(pad):
+        x = on_real_view(x, lambda r, extra: aten.constant_pad_nd.default(r, extra + pad, 0))
     return x
+
+
+def on_real_view(x, fn):
+    """``fn(x, [])`` for a real ``x``; for a complex one, ``fn`` runs on its real view (a trailing dim of 2,
+    hence the ``[0, 0]`` of pad for it) and the result is viewed as complex again."""
+    if not x.dtype.is_complex:
+        return fn(x, [])
+    r = fn(aten.view_as_real.default(x), [0, 0])
+    return aten.view_as_complex.default(r)
 
 
 def _conj(t):
@@ -227,10 +233,10 @@ def fft_ihfftn(self, s=None, dim=None, norm=None):
     x = resize_input(promote(self), dims, shape)
     mode = norm_mode(norm, False)
     r = aten._fft_r2c.default(x, [dims[-1]], mode, True)
-    r = _conj(r)
+    r = _conj(r)   # the inverse transform of a real signal is the conjugate of its forward one
     if len(dims) == 1:
         return r
-    return aten._fft_c2c.default(r, dims[:-1], mode, True)
+    return aten._fft_c2c.default(aten.resolve_conj.default(r), dims[:-1], mode, False)
 
 
 def _two_dim(fn):
@@ -276,7 +282,8 @@ def fft_rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=N
 def _shift(self, dim, half):
     ndim = self.dim()
     dims = list(range(ndim)) if dim is None else [_wrap(d, ndim) for d in C.int_list(dim)]
-    return aten.roll.default(self, [half(self.shape[d]) for d in dims], dims)
+    shifts = [half(self.shape[d]) for d in dims]
+    return on_real_view(self, lambda x, _: aten.roll.default(x, shifts, dims))
 
 
 def fft_fftshift(self, dim=None):
