@@ -423,3 +423,24 @@ def test_against_torch(torch, tmp_path):
     assert got == expected[0]
     assert [e and e[0] for e in errors] == [e and e[0] for e in expected[1]]
     assert errors[0] == expected[1][0] and errors[1] == expected[1][1] and errors[3] == expected[1][3]
+
+
+def test_save_and_load_a_typed_storage(tmp_path, device):
+    path = str(tmp_path / "s.pt")
+    s = npusim.arange(3.0, device=device).storage()
+    npusim.save({"s": s}, path)
+    back = npusim.load(path)["s"]
+    assert type(back) is npusim.TypedStorage and isinstance(back, _module(device).FloatStorage)
+    assert back.tolist() == [0.0, 1.0, 2.0]
+
+
+@pytest.mark.oracle
+def test_typed_storages_load_in_torch_and_back(torch, tmp_path):
+    warnings.simplefilter("ignore")
+    path = str(tmp_path / "s.pt")
+    npusim.save(npusim.tensor([1, 2], dtype=npusim.int16).storage(), path)
+    loaded = torch.load(path)
+    assert type(loaded) is torch.TypedStorage and loaded.dtype is torch.int16 and loaded.tolist() == [1, 2]
+    torch.save(torch.tensor([1.5]).storage(), path)
+    back = npusim.load(path)
+    assert isinstance(back, npusim.FloatStorage) and back.tolist() == [1.5]

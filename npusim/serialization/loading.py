@@ -16,7 +16,7 @@ from . import locations as L
 from .allowed_globals import builtin_globals, unsupported_torch_global
 from .errors import ArchiveError, UnpicklingError
 from .extra_files import check_requested
-from .rebuild import TypedStorage
+from .rebuild import loaded_typed_storage
 from .restricted_unpickler import DisallowedGlobal, RestrictedUnpickler, map_global
 from .torch_names import StorageType, UntypedStorageType
 from .zip_reader import ZipReader
@@ -85,7 +85,7 @@ class StorageLoader:
                                    "the archive is corrupt")
         if isinstance(storage_type, UntypedStorageType):
             return storage
-        return TypedStorage(storage, dtype, f"data/{key}")
+        return loaded_typed_storage(storage, dtype, f"data/{key}")
 
     def _load_storage(self, key: str, dtype, numel: int, location: str) -> UntypedStorage:
         name = f"data/{key}"

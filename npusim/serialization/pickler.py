@@ -14,6 +14,7 @@ import pickle
 import types
 from collections import OrderedDict
 
+from ..api.typed_storage import TypedStorage
 from ..core.c10 import dtype as _dt
 from ..core.c10.device import CPU, device as _device
 from ..core.c10.storage import UntypedStorage
@@ -96,6 +97,8 @@ class _TorchReductions:
             return None
         elif isinstance(obj, UntypedStorage):
             pid = self._storages.persistent_id(obj, _dt.uint8, False)
+        elif isinstance(obj, TypedStorage) and obj.dtype in N.STORAGE_TYPE_NAME:   # saved as torch saves one
+            pid = self._storages.persistent_id(obj._untyped_storage, obj.dtype, True)
         else:
             return None
         self._use(pid[1])

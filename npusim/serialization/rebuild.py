@@ -13,6 +13,7 @@ import numpy as np
 from ..core.c10 import dtype as _dt
 from ..core.c10.device import device as _device
 from ..core.c10.device_hooks import get_device_hooks
+from ..api.typed_storage import TypedStorage
 from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Size, Tensor, make_alias, tensor_over_storage
 from .backend_meta import set_tensor_metadata
@@ -22,36 +23,12 @@ _MAX_DIMS = 64
 _MAX_NUMEL = 1 << 62
 
 
-class TypedStorage:
-    """A loaded storage seen as elements of one dtype (what torch's persistent ids describe)."""
-
-    __slots__ = ("_untyped_storage", "dtype", "_name")
-
-    def __init__(self, storage: UntypedStorage, dtype, name: str):
-        self._untyped_storage = storage
-        self.dtype = dtype
-        self._name = name
-
-    @property
-    def device(self):
-        return self._untyped_storage.device
-
-    def untyped(self) -> UntypedStorage:
-        return self._untyped_storage
-
-    def nbytes(self) -> int:
-        return self._untyped_storage.nbytes()
-
-    def size(self) -> int:
-        return self._untyped_storage.nbytes() // self.dtype.itemsize
-
-    __len__ = size
-
-    def tolist(self):
-        return rebuild_tensor(self, 0, (self.size(),), (1,)).tolist()
-
-    def __repr__(self):
-        return f"TypedStorage(dtype={self.dtype}, device={self.device}) of size {self.size()}"
+def loaded_typed_storage(storage: UntypedStorage, dtype, name: str) -> TypedStorage:
+    """A loaded storage seen as elements of one dtype (what torch's typed persistent ids describe): a TypedStorage,
+    as torch.load gives; ``name`` (its record) names it in errors."""
+    typed = TypedStorage(wrap_storage=storage, dtype=dtype, _internal=True)
+    typed._name = name
+    return typed
 
 
 def _int_tuple(value, what: str) -> tuple:
@@ -71,7 +48,8 @@ def _int_tuple(value, what: str) -> tuple:
 def tensor_from_storage(storage, storage_offset, size, stride, dtype=None) -> Tensor:
     """A tensor over ``storage`` (a TypedStorage, or an UntypedStorage with ``dtype``), checked to fit."""
     if isinstance(storage, TypedStorage):
-        st, dtype, name = storage._untyped_storage, storage.dtype if dtype is None else dtype, storage._name
+        st, dtype = storage._untyped_storage, storage.dtype if dtype is None else dtype
+        name = getattr(storage, "_name", "storage")
     elif isinstance(storage, UntypedStorage):
         st, name = storage, "storage"
         if dtype is None:
