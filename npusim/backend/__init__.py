@@ -24,7 +24,7 @@ from ..privateuse1 import (
     register_collective_backends, register_default_generators, register_device_hooks, register_device_module,
     register_generator, register_guard_impl, register_profiler_hooks, rename_privateuse1_backend,
 )
-from . import copy_kernels, device_module, distributed
+from . import copy_kernels, device_module, distributed, graphs
 from .build_info import build_info
 from .capacity import with_capacity_checks
 from .cupy_kernels import HOT_OPS, HotKernels
@@ -65,6 +65,9 @@ for _name, _fn in copy_kernels.KERNELS.items():
     _aten_npu.impl(_name, _fn, "PrivateUse1")
 _hot_kernels = HotKernels(_npu_kernels)     # CuPy versions of a few hot ops replace these in cuda mode
 runtime.on_init(_hot_kernels.on_runtime_init)
+# what a graph capture records: the npu's kernels as registered (graphs.py wraps them while it captures)
+graphs.record_kernels(lambda: {**{n: f for n, f in _npu_kernels.items() if n.split(".")[0] not in FALLBACK_OPS},
+                               **copy_kernels.KERNELS, **_hot_kernels.active})
 
 # the npu's own kernels read the device from their inputs: in emulation they need no device switch
 _guard_impl.mark_device_generic(KERNELS.values())

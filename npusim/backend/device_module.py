@@ -26,6 +26,9 @@ from .allocator import OutOfMemoryError, format_size
 from .memory import memory as _memory
 from .runtime import runtime
 from . import sync_debug as _sync_debug
+from . import graphs as _graphs
+from .graphs import CUDAGraph, graph, graph_pool_handle
+from .graphed_callables import make_graphed_callables
 
 AcceleratorError = _npusim.AcceleratorError     # torch.cuda.AcceleratorError is torch.AcceleratorError
 
@@ -49,7 +52,8 @@ __all__ = [
     "power_draw", "clock_rate", "can_device_access_peer", "get_arch_list", "get_gencode_flags", "is_tf32_supported",
     "ipc_collect", "is_current_stream_capturing",
 ]
-__all__ += ["get_sync_debug_mode", "set_sync_debug_mode", "AcceleratorError", "DeferredCudaCallError"]
+__all__ += ["get_sync_debug_mode", "set_sync_debug_mode", "AcceleratorError", "DeferredCudaCallError",
+            "CUDAGraph", "graph", "graph_pool_handle", "make_graphed_callables"]
 
 
 # torch.cuda.FloatTensor & co.: the legacy constructors of this device's tensors
@@ -600,8 +604,8 @@ def ipc_collect() -> None:
 
 
 def is_current_stream_capturing() -> bool:
-    """Whether the current stream is capturing a graph: npusim has no graph capture."""
-    return False
+    """Whether a graph capture is underway on the current stream of the current npu (never initialises it)."""
+    return _graphs.is_current_stream_capturing()
 
 
 # --- random number generators ------------------------------------------------------------------------
