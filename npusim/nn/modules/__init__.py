@@ -1,4 +1,6 @@
 """The layers of ``npusim.nn``."""
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from .cross_map_lrn import CrossMapLRN2d  # noqa: F401
 from .activation import (  # noqa: F401
     CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold,
@@ -78,5 +80,5 @@ __all__ = [
     "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
     "SyncBatchNorm",
-    "FractionalMaxPool2d", "FractionalMaxPool3d",
+    "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d",
 ]
