@@ -29,6 +29,7 @@ from .api.pointwise import *  # noqa: F401,F403  (acosh, erfc, xlogy, gcd...)
 from .api import linear_algebra as _linear_algebra, pointwise as _pointwise
 from .api.misc import *  # noqa: F401,F403  (searchsorted, meshgrid, windows, cov, flags...)
 from .api import misc as _misc
+from .api.spectral import istft, stft  # noqa: F401  (torch.stft / istft, and their Tensor methods)
 from .api.math_extras import *  # noqa: F401,F403  (quantile, histogram, gradient, geqrf / ormqr...)
 from .api.legacy_tensor_types import *  # noqa: F401,F403,E402  (FloatTensor & co.: torch's legacy constructors)
 from .api import reductions_structure as _reductions_structure
