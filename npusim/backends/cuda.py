@@ -98,3 +98,13 @@ def preferred_linalg_library(backend=None) -> str:
 def preferred_blas_library(backend=None) -> str:
     """The BLAS library to prefer ("cublas", "cublaslt", "ck"): stored and returned."""
     return _prefer("blas", _BLAS_LIBRARIES, backend)
+
+
+# attention-backend questions and BLAS/FFT workspaces (modules of their own; they read the switches above)
+from .cuda_attention import (  # noqa: E402,F401
+    SDPAParams, SDPBackend, allow_fp16_bf16_reduction_math_sdp, can_use_cudnn_attention, can_use_efficient_attention,
+    can_use_flash_attention, fp16_bf16_reduction_math_sdp_allowed, is_flash_attention_available,
+)
+from .cuda_workspace import (  # noqa: E402,F401
+    blas_workspace_size, cublas_workspace_size, cublaslt_workspace_size, cufft_plan_cache,
+)

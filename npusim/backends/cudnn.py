@@ -27,7 +27,16 @@ def is_acceptable(tensor) -> bool:
     return False
 
 
-def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
+def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True,
+          fp32_precision="none", depthwise_kernel="auto"):
     """Set the switches for a ``with`` block, as torch.backends.cudnn.flags does."""
     return switched(sys.modules[__name__], enabled=enabled, benchmark=benchmark, benchmark_limit=benchmark_limit,
-                    deterministic=deterministic, allow_tf32=allow_tf32)
+                    deterministic=deterministic, allow_tf32=allow_tf32, fp32_precision=fp32_precision,
+                    depthwise_kernel=depthwise_kernel)
+
+
+# torch's newer switches: the float32 precision (all cuDNN ops, and convolutions alone) and the depthwise kernel
+# choice, checked as torch checks them; the dtypes cuDNN takes
+from .cudnn_precision import CUDNN_TENSOR_DTYPES, conv, install_checked_switches, set_flags  # noqa: E402,F401
+
+install_checked_switches(sys.modules[__name__])
