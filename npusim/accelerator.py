@@ -20,7 +20,7 @@ __all__ = ["is_available", "current_accelerator", "device_count", "current_devic
            "set_device_idx", "current_device_idx", "synchronize", "device_index", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats", "empty_cache",
            "empty_host_cache", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "get_memory_info",
-           "get_device_capability", "current_stream", "set_stream"]
+           "get_device_capability", "current_stream", "set_stream", "Graph"]
 
 _NO_ACCELERATOR = "Cannot access accelerator device when none is available."
 
@@ -221,3 +221,62 @@ def reset_accumulated_memory_stats(device_index=None, /) -> None:
 def get_memory_info(device_index=None, /) -> tuple:
     """(free, total) bytes of the device."""
     return _module().mem_get_info(_get_device_index(device_index, optional=True))
+
+
+# --- graphs ------------------------------------------------------------------------------------------------
+
+class Graph:
+    """A graph of the accelerator's work that can be captured and replayed (torch.accelerator.Graph).
+
+    ``with stream, graph:`` captures the block's work on ``stream`` (a non-default stream); ``replay()`` runs it
+    again on the same memory. It is the accelerator's own graph (``npusim.npu.CUDAGraph`` for the npu) with the
+    pool and capture error mode given here; ``"default"`` is the backend's default mode, ``"global"``.
+    """
+
+    def __init__(self, keep_graph: bool = False, *, pool=None, capture_error_mode: str = "default"):
+        self._graph = _module().CUDAGraph(keep_graph)
+        self.graph_pool = pool
+        self.capture_error_mode = capture_error_mode
+
+    def capture_begin(self) -> None:
+        """Begin capturing the work issued on the current stream, with this graph's pool and error mode."""
+        mode = "global" if self.capture_error_mode == "default" else self.capture_error_mode
+        self._graph.capture_begin(pool=self.graph_pool, capture_error_mode=mode)
+
+    def capture_end(self) -> None:
+        """End the capture; the graph can be replayed from now on."""
+        self._graph.capture_end()
+
+    def instantiate(self) -> None:
+        """Make the captured graph ready to replay (``capture_end`` does it)."""
+        self._graph.instantiate()
+
+    def replay(self) -> None:
+        """Replay the work captured by this graph."""
+        self._graph.replay()
+
+    def reset(self) -> None:
+        """Delete the captured graph; the instance may capture again (with ``graph_pool`` and
+        ``capture_error_mode`` as they are then)."""
+        self._graph.reset()
+
+    def pool(self) -> tuple:
+        """The id of this graph's memory pool, to share with another graph's capture."""
+        return self._graph.pool()
+
+    def enable_debug_mode(self) -> None:
+        """Enable ``debug_dump``."""
+        self._graph.enable_debug_mode()
+
+    def debug_dump(self, path: str) -> None:
+        """Write the captured graph to ``path`` (after ``enable_debug_mode``)."""
+        self._graph.debug_dump(path)
+
+    def __enter__(self) -> None:
+        synchronize()
+        empty_cache()
+        empty_host_cache()
+        self.capture_begin()
+
+    def __exit__(self, *exc_info) -> None:
+        self.capture_end()
