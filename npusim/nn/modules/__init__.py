@@ -1,6 +1,8 @@
 """The layers of ``npusim.nn``."""
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .cross_map_lrn import CrossMapLRN2d  # noqa: F401
+from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from .activation import (  # noqa: F401
     CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold,
@@ -81,4 +83,5 @@ __all__ = [
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
     "SyncBatchNorm",
     "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d",
+    "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
 ]
