@@ -16,6 +16,9 @@ __all__ = ["vector_norm", "matrix_norm", "norm", "vecdot", "matmul", "cross", "d
            "lu_factor_ex", "lu", "lu_solve", "householder_product", "matrix_exp", "diagonal", "vander", "tensorinv",
            "tensorsolve", "cond"]
 
+from .linalg_eig import eig, eigvals  # noqa: E402  (general square matrices: complex results)
+__all__ += ["eig", "eigvals"]
+
 
 def _dims(dim):
     """An int or a sequence of ints as a list (None stays None)."""
