@@ -444,3 +444,13 @@ def test_typed_storages_load_in_torch_and_back(torch, tmp_path):
     torch.save(torch.tensor([1.5]).storage(), path)
     back = npusim.load(path)
     assert isinstance(back, npusim.FloatStorage) and back.tolist() == [1.5]
+
+
+def test_the_backend_generated_methods_of_typed_storages():
+    s = npusim.arange(3.0).storage()
+    moved = s.npu()
+    assert type(moved) is npusim.TypedStorage and moved.is_npu and not s.is_npu
+    assert moved.device == npusim.device("npu:0") and moved.tolist() == [0.0, 1.0, 2.0]
+    assert moved.npu()._untyped_storage is moved._untyped_storage
+    legacy = npusim.FloatStorage([1, 2]).npu(1)
+    assert isinstance(legacy, npusim.npu.FloatStorage) and legacy.get_device() == 1

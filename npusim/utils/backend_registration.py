@@ -106,6 +106,22 @@ def _generate_storage_methods(name, unsupported_dtype):
     _check_register_once(UntypedStorage, name)
     setattr(UntypedStorage, name, storage_to)
 
+    # and TypedStorage's, as torch's: the same over its untyped storage, rewrapped in its dtype
+    from ..api.typed_storage import TypedStorage, _warn_typed_storage_removal
+
+    def typed_is_backend(self):
+        _warn_typed_storage_removal()
+        return self._untyped_storage.device.type == name
+
+    def typed_storage_to(self, device=None, non_blocking=False):
+        _warn_typed_storage_removal()
+        return self._new_wrapped_storage(storage_to(self._untyped_storage, device, non_blocking))
+
+    _check_register_once(TypedStorage, f"is_{name}")
+    setattr(TypedStorage, f"is_{name}", property(typed_is_backend))
+    _check_register_once(TypedStorage, name)
+    setattr(TypedStorage, name, typed_storage_to)
+
 
 def generate_methods_for_privateuse1_backend(for_tensor: bool = True, for_module: bool = True,
                                              for_packed_sequence: bool = True, for_storage: bool = False,
