@@ -454,3 +454,13 @@ def test_the_backend_generated_methods_of_typed_storages():
     assert moved.npu()._untyped_storage is moved._untyped_storage
     legacy = npusim.FloatStorage([1, 2]).npu(1)
     assert isinstance(legacy, npusim.npu.FloatStorage) and legacy.get_device() == 1
+
+
+def test_pin_memory_is_differentiable():
+    t = npusim.ones(3, requires_grad=True)
+    p = t.pin_memory()
+    assert p.is_pinned() and p.requires_grad and p.grad_fn is not None
+    (p * 2).sum().backward()
+    assert t.grad.tolist() == [2.0, 2.0, 2.0]
+    with npusim.no_grad():
+        assert not t.pin_memory().requires_grad

@@ -77,8 +77,40 @@ def pin_memory(self, device=None):
     if pinned is st:
         return self
     import npusim
-    out = npusim.empty(0, dtype=self.dtype).set_(pinned, self.storage_offset(), self.shape, self.stride())
-    return out
+    if self.requires_grad and npusim.is_grad_enabled():     # differentiable, as torch's _pin_memory
+        return _PinMemory.apply(self, pinned)
+    return npusim.empty(0, dtype=self.dtype).set_(pinned, self.storage_offset(), self.shape, self.stride())
+
+
+def _pinned_like(t, pinned):
+    import npusim
+    return npusim.empty(0, dtype=t.dtype).set_(pinned, t.storage_offset(), t.shape, t.stride())
+
+
+class _PinMemoryFunction:
+    """The autograd function of ``pin_memory``: the gradient passes through unchanged."""
+
+    _cls = None
+
+    @classmethod
+    def apply(cls, t, pinned):
+        if cls._cls is None:
+            from ..autograd import Function
+
+            class PinMemory(Function):
+                @staticmethod
+                def forward(ctx, x, storage):
+                    return _pinned_like(x, storage)
+
+                @staticmethod
+                def backward(ctx, grad):
+                    return grad, None
+
+            cls._cls = PinMemory
+        return cls._cls.apply(t, pinned)
+
+
+_PinMemory = _PinMemoryFunction
 
 
 @_method
