@@ -330,3 +330,28 @@ def cond(A, p=None, *, out=None):  # noqa: N803
     r = matrix_norm(A, p) * matrix_norm(inverse, p)
     singular = aten.gt.Scalar(info, 0)
     return _finish(aten.where.self(singular, aten.full_like.default(r, math.inf), r), out)
+
+
+# --- the LDL (Bunch-Kaufman) family -------------------------------------------------------------------------------
+from ..core import return_types as _return_types  # noqa: E402
+
+NAMED_TUPLES["linalg_ldl_factor"] = _return_types._make("linalg_ldl_factor", ("LD", "pivots"))
+NAMED_TUPLES["linalg_ldl_factor_ex"] = _return_types._make("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
+__all__ += ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):  # noqa: N803 - torch's names
+    """LD, pivots and info of A = P L D L^T P^T (Bunch-Kaufman, LAPACK's sytrf pivots; lower triangle read),
+    raising when ``check_errors`` and a D block is zero."""
+    return _named("linalg_ldl_factor_ex", aten.linalg_ldl_factor_ex.default(A, hermitian=hermitian,
+                                                                            check_errors=check_errors), out)
+
+
+def ldl_factor(A, *, hermitian=False, out=None):  # noqa: N803
+    """LD and pivots of A = P L D L^T P^T (``ldl_factor_ex`` that raises for a singular D)."""
+    return _named("linalg_ldl_factor", aten.linalg_ldl_factor.default(A, hermitian=hermitian), out)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):  # noqa: N803
+    """X with A X = B, from ``ldl_factor``'s LD and pivots of A."""
+    return _finish(aten.linalg_ldl_solve.default(LD, pivots, B, hermitian=hermitian), out)

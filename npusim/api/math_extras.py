@@ -225,3 +225,27 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     last entry innermost)."""
     r = aten.empty_permuted.default(_ints(size), _ints(physical_layout), dtype=D.as_dtype(dtype), device=device)
     return r.requires_grad_() if requires_grad else r
+
+
+# --- Householder QR in LAPACK's layout ----------------------------------------------------------------------------
+
+@_export
+def geqrf(input, *, out=None):  # noqa: A002 - torch's names
+    """geqrf(input, *, out=None) -> (Tensor, Tensor): LAPACK's geqrf: R on and above the diagonal of ``a``, the
+    Householder reflectors below it, and their scalars ``tau``."""
+    _check_input(input, "geqrf")
+    return _finish_pair(geqrf_result(*aten.geqrf.default(input)), out, "geqrf")
+
+
+_method("geqrf", lambda self: geqrf(self))
+
+
+@_export
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):  # noqa: A002 - torch's names
+    """ormqr(input, tau, other, left=True, transpose=False, *, out=None) -> Tensor: ``other`` multiplied by the Q
+    of ``geqrf``'s (input, tau) (Q C, Q^T C, C Q or C Q^T, as LAPACK's ormqr)."""
+    _check_input(input, "ormqr")
+    return _finish(aten.ormqr.default(input, tau, other, left, transpose), out)
+
+
+_method("ormqr", lambda self, input2, input3, left=True, transpose=False: ormqr(self, input2, input3, left, transpose))
