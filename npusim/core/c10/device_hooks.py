@@ -49,6 +49,15 @@ class DeviceHooks:
     def check_allocation(self, nbytes: int, device) -> None:
         """Raise before an allocation of ``nbytes`` that cannot succeed."""
 
+    def pinned_host_bytes(self, nbytes: int):
+        """``nbytes`` of page-locked host memory as a NumPy uint8 array (``pin_memory``), or None where pinning is
+        only a recorded property of ordinary memory (an emulated device)."""
+        return None
+
+    def record_stream(self, storage, stream) -> None:
+        """``Tensor.record_stream``: ``stream`` uses ``storage``'s memory too; the allocator must not reuse it until
+        the work queued on ``stream`` by the time it is freed is done (nothing to do where ops finish in order)."""
+
     tracks_storage = False
 
 
