@@ -1,66 +1,95 @@
 """``SyncBatchNorm``: batch norm whose batch statistics are those of the whole batch across the ranks of a
 process group (``torch.nn.SyncBatchNorm``).
 
-Without an initialised ``npusim.distributed`` (or in a group of one) it is plain batch norm. Otherwise the
-per-channel sums and counts, then the sums of squared deviations from the global mean, are all-reduced; the
-all-reduce is differentiable (its backward all-reduces the gradient), so backward gives every rank the gradient
-of the global statistics, as torch's kernel does with its all-reduced ``sum_dy`` and ``sum_dy_xmu``.
+Without an initialised ``npusim.distributed`` (or in a group of one) it is plain batch norm. Otherwise it runs
+torch's steps: each rank's per-channel mean and invstd (``batch_norm_stats``) and element count are all-gathered
+and combined (``batch_norm_gather_stats_with_counts``, which also updates the running statistics), and the input
+normalised with them (``batch_norm_elemt``). Backward takes each rank's per-channel sums
+(``batch_norm_backward_reduce``), all-reduces them, and forms the input's gradient
+(``batch_norm_backward_elemt``); weight and bias get their rank's share, as torch's do.
 """
 from __future__ import annotations
 
+from ...api.nn_batch_norm_functions import (
+    batch_norm_backward_elemt, batch_norm_backward_reduce, batch_norm_elemt, batch_norm_gather_stats_with_counts,
+    batch_norm_stats,
+)
 from ...api.operators import cat
 from ...autograd import Function
 from ...core.autograd.grad_mode import no_grad
 from ...core.c10 import dtype as D
-from ...core.factories import tensor as _tensor
+from ...core.dispatch.ops_namespace import aten
 from .. import functional as F
 from .batchnorm import _BatchNorm
 
 __all__ = ["SyncBatchNorm"]
 
 
-class _AllReduceSum(Function):
-    """Sum over the group in forward; the gradient, summed over the group, in backward."""
+class _SyncBatchNormFunction(Function):
+    """torch's ``torch.nn.modules._functions.SyncBatchNorm``: forward and backward over the batch_norm_* steps."""
 
     @staticmethod
-    def forward(ctx, input, group):
+    def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, group, world_size):
         from ... import distributed
+        input = input.contiguous()
+        if weight is not None:
+            weight = weight.contiguous()
+        size = input.numel() // input.size(1)
+        if size == 1 and world_size < 2:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+        channels = input.shape[1]
+        if input.numel() > 0:
+            mean, invstd = batch_norm_stats(input, eps)
+            count = aten.full.default([1], float(size), dtype=mean.dtype, device=mean.device)
+            combined = cat([mean, invstd, count], 0)
+        else:
+            combined = aten.zeros.default([2 * channels + 1], dtype=input.dtype, device=input.device)
+        gathered = aten.empty.memory_format([world_size * combined.numel()], dtype=combined.dtype,
+                                            device=combined.device)
+        distributed.all_gather_into_tensor(gathered, combined, group)
+        gathered = gathered.reshape(world_size, combined.numel())
+        mean_all, invstd_all, count_all = gathered.split(channels, 1)
+        if float(count_all.sum().item()) == 1 and world_size < 2:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+        keep = count_all.squeeze(-1) >= 1          # ranks with an empty input take no part
+        count_all, mean_all, invstd_all = count_all[keep], mean_all[keep], invstd_all[keep]
+        counts = count_all.reshape(-1)
+        if running_mean is not None and counts.dtype != running_mean.dtype:
+            counts = counts.to(running_mean.dtype)
+        mean, invstd = batch_norm_gather_stats_with_counts(input, mean_all, invstd_all, running_mean, running_var,
+                                                           momentum, eps, counts)
+        ctx.save_for_backward(input, weight, mean, invstd, count_all.to(D.int32))
         ctx.group = group
-        output = input.clone()
-        distributed.all_reduce(output, group=group)
-        return output
+        if input.numel() > 0:
+            return batch_norm_elemt(input, weight, bias, mean, invstd, eps)
+        return aten.empty_like.default(input)
 
     @staticmethod
     def backward(ctx, grad_output):
         from ... import distributed
-        grad = grad_output.clone()
-        distributed.all_reduce(grad, group=ctx.group)
-        return grad, None
-
-
-def _sync_batch_norm(input, weight, bias, running_mean, running_var, eps, momentum, group):
-    channels = input.shape[1]
-    dims = [0] + list(range(2, input.dim()))
-    shape = [1, channels] + [1] * (input.dim() - 2)
-    count = _tensor([input.numel() // max(channels, 1)], dtype=input.dtype, device=input.device)
-    sums = _AllReduceSum.apply(cat([input.sum(dims), count], 0), group)
-    total = sums[channels:].detach()
-    if float(total.item()) <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {list(input.shape)}")
-    mean = sums[:channels] / total
-    centered = input - mean.reshape(shape)
-    var = _AllReduceSum.apply((centered * centered).sum(dims), group) / total
-    if running_mean is not None:
-        with no_grad():
-            n = float(total.item())
-            running_mean.mul_(1 - momentum).add_(mean.detach().to(running_mean.dtype) * momentum)
-            running_var.mul_(1 - momentum).add_(var.detach().to(running_var.dtype) * (momentum * n / (n - 1)))
-    out = centered * (var + eps).rsqrt().reshape(shape)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        grad_output = grad_output.contiguous()
+        saved_input, weight, mean, invstd, count_tensor = ctx.saved_tensors
+        grad_input = grad_weight = grad_bias = None
+        needs = ctx.needs_input_grad
+        channels = saved_input.shape[1]
+        if saved_input.numel() > 0:
+            sum_dy, sum_dy_xmu, grad_weight, grad_bias = batch_norm_backward_reduce(
+                grad_output, saved_input, mean, invstd, weight, needs[0], needs[1], needs[2])
+            if needs[0]:
+                combined = cat([sum_dy, sum_dy_xmu], 0)
+                distributed.all_reduce(combined, group=ctx.group)
+                sum_dy, sum_dy_xmu = combined.split(channels)
+                grad_input = batch_norm_backward_elemt(grad_output, saved_input, mean, invstd, weight, sum_dy,
+                                                       sum_dy_xmu, count_tensor)
+            if weight is None or not needs[1]:
+                grad_weight = None
+            if weight is None or not needs[2]:
+                grad_bias = None
+        elif needs[0]:
+            # an empty input still joins the all-reduce the other ranks wait on
+            combined = aten.zeros.default([2 * channels], dtype=saved_input.dtype, device=saved_input.device)
+            distributed.all_reduce(combined, group=ctx.group)
+        return grad_input, grad_weight, grad_bias, None, None, None, None, None, None
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -112,8 +141,8 @@ class SyncBatchNorm(_BatchNorm):
                                 exponential_average_factor, self.eps)
         if not bn_training:
             raise AssertionError("SyncBatchNorm syncs statistics only in training")
-        return _sync_batch_norm(input, self.weight, self.bias, running_mean, running_var, self.eps,
-                                exponential_average_factor, group)
+        return _SyncBatchNormFunction.apply(input, self.weight, self.bias, running_mean, running_var, self.eps,
+                                            exponential_average_factor, group, distributed.get_world_size(group))
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
