@@ -275,7 +275,8 @@ def fft_fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=No
 
 def fft_rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=None):
     dt = _freq_check("rfftfreq", dtype)
-    k = aten.arange.default(n // 2 + 1, dtype=dt, device=device)
+    half = n // 2 if n >= 0 else -(-n // 2)   # C++'s n / 2 truncates toward zero
+    k = aten.arange.default(half + 1, dtype=dt, device=device)
     return aten.mul.Scalar(k, _reciprocal(n, d))
 
 
