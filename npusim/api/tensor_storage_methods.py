@@ -124,9 +124,7 @@ def record_stream(self, stream):
             "Could not run 'aten::record_stream' with arguments from the 'CPU' backend. This could be because the "
             "operator doesn't exist for this backend. 'aten::record_stream' is only available for these backends: "
             "[PrivateUse1].")
-    record = getattr(get_device_hooks(self.device.type), "record_stream", None)
-    if record is not None:
-        record(self.untyped_storage(), stream)
+    get_device_hooks(self.device.type).record_stream(self.untyped_storage(), stream)
 
 
 @_method

@@ -200,8 +200,7 @@ class UntypedStorage(StorageBase):
         if self._pinned:
             return self
         n = self.nbytes()
-        pin = getattr(hooks, "pinned_host_bytes", None)     # DeviceHooks.pinned_host_bytes, where a backend has it
-        arr = pin(n) if pin is not None else None
+        arr = hooks.pinned_host_bytes(n)
         if arr is None:     # an emulated accelerator: ordinary memory, pinned as a recorded property
             arr = np.empty(n, np.uint8)
         arr[:] = self._bytes()
