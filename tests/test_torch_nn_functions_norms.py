@@ -47,6 +47,20 @@ def test_native_batch_norm_updates_running_stats_and_is_differentiable(device):
     assert np.isfinite(host(x.grad)).all()
 
 
+def test_native_batch_norm_out_tuple(device):
+    x = _t(randn(4, 3, 5), device)
+    out = tuple(npusim.empty(0, device=device) for _ in range(3))
+    got = npusim.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5, out=out)
+    assert all(g is o for g, o in zip(got, out)) and out[1].shape == (3,)
+    _same = npusim.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+    for a, b in zip(out, _same):
+        np.testing.assert_array_equal(host(a), host(b))
+    with pytest.raises(TypeError, match="argument 'out' must be tuple of Tensors, not Tensor"):
+        npusim.native_batch_norm(x, None, None, None, None, True, 0.1, 1e-5, out=out[0])
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        npusim.native_batch_norm(x.requires_grad_(), None, None, None, None, True, 0.1, 1e-5, out=out)
+
+
 # --- SyncBatchNorm's steps -------------------------------------------------------------------------------------
 
 def _two_rank_batch_norm(x, weight, bias, running_mean, running_var, momentum, eps, lib):

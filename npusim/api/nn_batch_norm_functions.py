@@ -14,10 +14,11 @@ Statistics are kept in float32 for 16-bit inputs (CUDA's accumulate type); per c
 """
 from __future__ import annotations
 
-from ..core.autograd.grad_mode import no_grad
+from ..core.autograd.grad_mode import is_grad_enabled, no_grad
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
+from .operators import _copy_into
 
 __all__ = [
     "native_batch_norm", "native_layer_norm", "native_group_norm", "batch_norm_stats", "batch_norm_elemt",
@@ -28,12 +29,22 @@ __all__ = [
 _HALF = (D.float16, D.bfloat16)
 
 
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
-    """native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps) ->
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None):
+    """native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None) ->
     (output, save_mean, save_invstd): batch norm over dim 1 of (N, C, *); in training the batch's mean and
-    1 / sqrt(var + eps) are returned and the running statistics updated in place."""
-    return tuple(aten.native_batch_norm.default(input, weight, bias, running_mean, running_var, training, momentum,
-                                                eps))
+    1 / sqrt(var + eps) are returned and the running statistics updated in place. ``out`` is a tuple of three
+    tensors that receive the results."""
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 3 or not all(isinstance(t, Tensor) for t in out):
+            got = type(out).__name__ if not isinstance(out, Tensor) else "Tensor"
+            raise TypeError(f"native_batch_norm(): argument 'out' must be tuple of Tensors, not {got}")
+        if is_grad_enabled() and any(t is not None and t.requires_grad for t in (input, weight, bias)):
+            raise RuntimeError("native_batch_norm(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+    results = aten.native_batch_norm.default(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    if out is None:
+        return tuple(results)
+    return tuple(_copy_into(o, r) for o, r in zip(out, results))
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

@@ -48,7 +48,7 @@ def _type_name(v):
     return type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
 
 
-def _bind(fname, names, args, kwargs):
+def _bind(names, args, kwargs):
     """Positional and keyword arguments bound to one overload's names (all required), or None."""
     if len(args) > len(names):
         return None
@@ -67,7 +67,7 @@ def _parse(fname, args, kwargs):
     packed = "batch_sizes" in kwargs or (len(args) > 1 and isinstance(args[1], Tensor)
                                          and (fname == "lstm" or isinstance(third, Tensor)))
     names = _DATA_NAMES if packed else _INPUT_NAMES
-    bound = _bind(fname, names, args, kwargs)
+    bound = _bind(names, args, kwargs)
     if bound is None or not isinstance(bound[names[0]], Tensor):
         got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
         hx_type = "tuple of Tensors hx" if fname == "lstm" else "Tensor hx"
