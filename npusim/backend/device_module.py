@@ -6,6 +6,8 @@ current device).
 """
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import threading
 import time
@@ -29,6 +31,9 @@ from . import sync_debug as _sync_debug
 from . import graphs as _graphs
 from .graphs import CUDAGraph, graph, graph_pool_handle
 from .graphed_callables import make_graphed_callables
+from . import host_memory as _host_memory
+from . import mem_pool as _mem_pool
+from .mem_pool import MemPool, memory_snapshot, use_mem_pool
 
 AcceleratorError = _npusim.AcceleratorError     # torch.cuda.AcceleratorError is torch.AcceleratorError
 
@@ -53,7 +58,10 @@ __all__ = [
     "ipc_collect", "is_current_stream_capturing",
 ]
 __all__ += ["get_sync_debug_mode", "set_sync_debug_mode", "AcceleratorError", "DeferredCudaCallError",
-            "CUDAGraph", "graph", "graph_pool_handle", "make_graphed_callables"]
+            "CUDAGraph", "graph", "graph_pool_handle", "make_graphed_callables", "MemPool", "use_mem_pool",
+            "memory_snapshot", "caching_allocator_enable", "caching_allocator_disabled", "get_allocator_backend",
+            "change_current_allocator", "host_memory_stats", "host_memory_stats_as_nested_dict",
+            "reset_accumulated_host_memory_stats", "reset_peak_host_memory_stats"]
 
 
 # torch.cuda.FloatTensor & co.: the legacy constructors of this device's tensors
@@ -728,3 +736,91 @@ def get_sync_debug_mode() -> int:
     """The sync debug mode: 0 (off), 1 (warn) or 2 (error)."""
     runtime.lazy_init()
     return _sync_debug.get_mode()
+
+
+# --- the allocator: its kind, its cache, pluggable allocators ------------------------------------------------
+
+def get_allocator_backend() -> str:
+    """``"native"``: npu memory comes from npusim's own caching allocator, in emulation and in cuda mode (where it
+    caches segments of CuPy's memory), as torch's native caching allocator does."""
+    return "native"
+
+
+def caching_allocator_enable(value: bool = True) -> None:
+    """Turn the npu allocator's cache of freed segments on or off (takes effect once the npu is initialised)."""
+    if is_initialized():
+        _mem_pool.caching_allocator_enable(value)
+
+
+@contextlib.contextmanager
+def caching_allocator_disabled():
+    """Context manager that turns the npu allocator's cache off for its block."""
+    prev = _mem_pool.caching_allocator_is_enabled()
+    caching_allocator_enable(False)
+    try:
+        yield
+    finally:
+        caching_allocator_enable(prev)
+
+
+class _NpuAllocator:
+    """The allocator in use (torch.cuda.memory._CUDAAllocator's shape: ``allocator()`` gives its handle)."""
+
+    def __init__(self, handle):
+        self._allocator = handle
+
+    def allocator(self):
+        return self._allocator
+
+
+_NATIVE_ALLOCATOR = object()    # the handle of npusim's caching allocator
+
+
+def _get_current_allocator() -> _NpuAllocator:
+    return _NpuAllocator(_NATIVE_ALLOCATOR)
+
+
+def change_current_allocator(allocator) -> None:
+    """Swap the allocator npu memory comes from; as torch, only before the allocator is in use. npusim's npu has
+    one allocator, its own caching allocator (``_get_current_allocator()``)."""
+    handle = allocator.allocator()
+    if runtime.initialized:
+        raise RuntimeError("Can't swap an already initialized allocator")
+    if handle is not _NATIVE_ALLOCATOR:
+        raise RuntimeError(f"{privateuse1_backend_name()}: npusim's caching allocator is the only allocator of "
+                           f"npu memory; a pluggable allocator is not supported")
+
+
+# --- pinned host memory ---------------------------------------------------------------------------------------
+
+def host_memory_stats_as_nested_dict() -> dict:
+    """``host_memory_stats`` as nested dicts; empty before the npu initialises."""
+    if not is_initialized():
+        return {}
+    return _host_memory.nested_stats()
+
+
+def host_memory_stats() -> dict:
+    """The pinned host allocator's statistics, torch's dotted keys in order (``"allocated_bytes.current"``...)."""
+    result = []
+
+    def flatten(prefix, obj):
+        if isinstance(obj, dict):
+            prefix = prefix + "." if prefix else prefix
+            for k, v in obj.items():
+                flatten(prefix + k, v)
+        else:
+            result.append((prefix, obj))
+    flatten("", host_memory_stats_as_nested_dict())
+    result.sort()
+    return collections.OrderedDict(result)
+
+
+def reset_accumulated_host_memory_stats() -> None:
+    """Reset the ``allocated`` and ``freed`` counters (and the timings) of ``host_memory_stats``."""
+    _host_memory.reset_accumulated()
+
+
+def reset_peak_host_memory_stats() -> None:
+    """Reset the ``peak`` counters of ``host_memory_stats`` to their current values."""
+    _host_memory.reset_peak()

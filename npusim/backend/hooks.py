@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import device as _device
 from ..privateuse1 import DeviceHooks, from_array
+from . import mem_pool
 from .runtime import runtime
 from .storage import cuda_storage_maker, storage_maker
 
@@ -48,9 +49,9 @@ class NpuHooks(DeviceHooks):
         alloc = self.memory.allocator(device.index)
         if alloc is None:   # not initialised yet
             return None
-        if alloc.backing is None:
-            return storage_maker(device, alloc, runtime)
-        return cuda_storage_maker(device, alloc, runtime)
+        plain = storage_maker if alloc.backing is None else cuda_storage_maker
+        # while a use_mem_pool block is open, a maker routing the thread's allocations to its pool
+        return mem_pool.storage_factory(device, alloc, plain(device, alloc, runtime))
 
     def check_allocation(self, nbytes, device) -> None:
         alloc = self.memory.emulated(device.index)     # in cuda mode CuPy's allocation itself fails cleanly

@@ -9,7 +9,8 @@ names. See ``docs/backend_api.md`` for a walk-through.
   (the type as core stores it).
 - Its runtime: ``DeviceHooks`` / ``register_device_hooks`` / ``get_device_hooks`` (device count, current
   device, lazy init, array module, storage of new arrays), ``refuse_device_type`` (a forked child),
-  ``register_host_read_hook`` (told before the host reads device memory: ``item``, ``tolist``, printing);
+  ``register_host_read_hook`` (told before the host reads device memory: ``item``, ``tolist``, printing),
+  ``refresh_storage_factories`` (the hooks' ``storage_factory`` answers differently from now on);
   ``register_device_module`` (``npusim.<name>``), ``generate_methods_for_privateuse1_backend``.
 - Devices and streams: ``DeviceGuardImplInterface`` / ``register_guard_impl``; ``Stream`` and ``Event``
   to subclass; ``UntypedStorage`` to subclass for the storage factory (an instance made for an array sets
@@ -34,7 +35,8 @@ from ..core.autocast.state import register_autocast_policies
 from ..core.c10.device import PRIVATEUSE1, privateuse1_backend_name, rename_privateuse1_backend
 from ..core.c10.device_guard import DeviceGuardImplInterface, register_guard_impl
 from ..core.c10.device_hooks import (
-    DeviceHooks, get_device_hooks, refuse_device_type, register_device_hooks, register_host_read_hook,
+    DeviceHooks, get_device_hooks, refresh_storage_factories, refuse_device_type, register_device_hooks,
+    register_host_read_hook,
 )
 from ..core.c10.generator import (
     DEFAULT_SEED, Generator, register_default_generators, register_generator, seed_value,
@@ -57,6 +59,7 @@ __all__ = [
     "PRIVATEUSE1", "privateuse1_backend_name", "rename_privateuse1_backend", "register_device_module",
     "generate_methods_for_privateuse1_backend",
     "DeviceHooks", "register_device_hooks", "get_device_hooks", "refuse_device_type", "register_host_read_hook",
+    "refresh_storage_factories",
     "DeviceGuardImplInterface", "register_guard_impl", "Stream", "Event", "UntypedStorage",
     "Generator", "register_generator", "register_default_generators", "DEFAULT_SEED", "seed_value",
     "from_array", "view_of_array", "array_of", "device_of", "bump_version", "replace_array", "generic_kernels",

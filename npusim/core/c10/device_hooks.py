@@ -154,6 +154,11 @@ def _refresh_device_objects():
 _FACTORIES: dict = {}
 
 
+def refresh_storage_factories() -> None:
+    """Ask the backends for their storage factories again (a backend whose factory changed calls it)."""
+    _FACTORIES.clear()
+
+
 def storage_factory(dev):
     """The function that makes the storage of a new array on ``dev``, or None."""
     try:
