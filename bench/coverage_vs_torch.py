@@ -70,7 +70,9 @@ OUT_OF_SCOPE = {
         "Tensor": r"module_load|apply_|map_|map2_",
     },
     "quantization": {"torch": _QUANT, "Tensor": _QUANT},
-    "sparse": {"torch": _SPARSE, "Tensor": _SPARSE, "nn.functional": r"sparse_support_notes"},
+    # SparseAdam's step refuses dense gradients ("SparseAdam does not support dense gradients, please consider Adam
+    # instead"): it is useless without sparse tensors
+    "sparse": {"torch": _SPARSE, "Tensor": _SPARSE, "nn.functional": r"sparse_support_notes", "optim": r"SparseAdam"},
     "nested": {"*": r"nested.*|jagged|to_padded_tensor"},
     "other vendors' backends": {
         "torch": r"cudnn_.*|miopen_.*|mkldnn_.*",
