@@ -249,3 +249,41 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):  # noqa: 
 
 
 _method("ormqr", lambda self, input2, input3, left=True, transpose=False: ormqr(self, input2, input3, left, transpose))
+
+
+# --- gradient -----------------------------------------------------------------------------------------------------
+
+def _is_scalar(v):
+    return (isinstance(v, numbers.Number) and not isinstance(v, bool)) or (isinstance(v, Tensor) and v.dim() == 0)
+
+
+@_export
+def gradient(input, *, spacing=1, dim=None, edge_order=1):  # noqa: A002 - torch's names
+    """gradient(input, *, spacing=1, dim=None, edge_order=1) -> List of Tensors: the derivative of the sampled
+    function ``input`` along each of ``dim`` (every dim by default), by second-order central differences inside
+    and one-sided differences of order ``edge_order`` at the ends; ``spacing`` is a step (per dim) or the
+    samples' coordinates (a 1-D tensor per dim)."""
+    _check_input(input, "gradient")
+    op = aten.gradient
+    many = isinstance(dim, (list, tuple))
+    dims = [int(d) for d in dim] if many else dim
+    if spacing is None:
+        r = op.array(input, dim=dims, edge_order=edge_order) if many else \
+            op.scalarint(input, dim=dims, edge_order=edge_order)
+    elif _is_scalar(spacing):
+        step = spacing.item() if isinstance(spacing, Tensor) else spacing
+        r = op.scalararray(input, spacing=step, dim=dims, edge_order=edge_order) if many else \
+            op.scalarint(input, spacing=step, dim=dims, edge_order=edge_order)
+    elif isinstance(spacing, (list, tuple)) and all(isinstance(s, Tensor) and s.dim() > 0 for s in spacing) \
+            and len(spacing) > 0:
+        r = op.tensorarray(input, spacing=list(spacing), dim=dims, edge_order=edge_order) if many else \
+            op.tensorarrayint(input, spacing=list(spacing), dim=dims, edge_order=edge_order)
+    elif isinstance(spacing, (list, tuple)) and all(_is_scalar(s) for s in spacing):
+        steps = [s.item() if isinstance(s, Tensor) else s for s in spacing]
+        r = op.scalarrayarray(input, spacing=steps, dim=dims, edge_order=edge_order) if many else \
+            op.scalarrayint(input, spacing=steps, dim=dims, edge_order=edge_order)
+    else:
+        raise TypeError(f"gradient() received an invalid combination of arguments - got (Tensor, spacing="
+                        f"{type(spacing).__name__}), but expected spacing to be a number, a list of numbers or a "
+                        f"tuple of Tensors")
+    return tuple(r)
