@@ -10,6 +10,7 @@ Importing this package is cheap: MPI starts only in ``init_process_group``.
 from __future__ import annotations
 
 from .algorithms.grad_bucket import GradBucket
+from .builtin_comm_hooks import BuiltinCommHookType
 from .availability import is_backend_available, is_gloo_available, is_torchelastic_launched
 from .backend import Backend, BackendConfig, BackendOptions, CollectiveBackend, get_default_backend_for_device
 from .coalesced import all_gather_coalesced, all_reduce_coalesced
@@ -40,6 +41,7 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, supports_complex
+from .shrink import shrink_group
 from .stores import HashStore, PrefixStore, QueueEmptyError, Store
 from .subgroups import new_subgroups, new_subgroups_by_enumeration, split_group
 from .tcp_store import TCPStore
@@ -67,5 +69,5 @@ __all__ = [
     "isend", "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
     "register_rendezvous_handler", "scatter", "scatter_object_list", "send", "send_object_list", "set_debug_level",
-    "set_debug_level_from_env", "split_group", "supports_complex",
+    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType",
 ]

@@ -450,6 +450,11 @@ class DistributedDataParallel(Module):
         self._reducer.comm_hook = hook
         self._reducer.comm_state = state
 
+    def _register_builtin_comm_hook(self, comm_hook_type) -> None:
+        """Reduce buckets with a hook DDP has built in (``npusim.distributed.BuiltinCommHookType``)."""
+        from ...distributed.builtin_comm_hooks import register_builtin_comm_hook
+        register_builtin_comm_hook(self, comm_hook_type)
+
     def _check_comm_hook(self, hook):
         if not callable(hook):
             raise TypeError("Communication hook must be callable.")
