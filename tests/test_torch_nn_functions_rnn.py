@@ -138,8 +138,8 @@ def test_layer_function_errors(device):
 
 # --- cells -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("cell, fn", [("LSTMCell", "lstm_cell"), ("GRUCell", "gru_cell"), ("RNNCell", "rnn_tanh_cell"),
-                                      ("RNNCell-relu", "rnn_relu_cell")])
+@pytest.mark.parametrize("cell, fn", [("LSTMCell", "lstm_cell"), ("GRUCell", "gru_cell"),
+                                      ("RNNCell", "rnn_tanh_cell"), ("RNNCell-relu", "rnn_relu_cell")])
 def test_cell_function_equals_cell_module(device, cell, fn):
     npusim.manual_seed(0)
     module = nn.RNNCell(I, H, nonlinearity="relu") if cell == "RNNCell-relu" else getattr(nn, cell)(I, H)

@@ -187,7 +187,7 @@ def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum
     _check_input(input, "batch_norm_backward_elemt")
     with no_grad():
         dt = _stat_dtype(input)
-        n = float(count.sum().item())
+        n = _to(count.sum(), dt)            # a 0-d tensor: no host read on the device
         inv = _channel_view(_to(invstd, dt), input)
         mean_dy = _channel_view(_to(sum_dy, dt), input) / n
         projection = _channel_view(_to(sum_dy_xmu, dt), input) / n * inv * inv
