@@ -464,3 +464,20 @@ def test_pin_memory_is_differentiable():
     assert t.grad.tolist() == [2.0, 2.0, 2.0]
     with npusim.no_grad():
         assert not t.pin_memory().requires_grad
+
+
+def test_module_share_memory_shares_its_parameters_and_buffers():
+    m = npusim.nn.BatchNorm1d(3)
+    m.weight.grad = npusim.ones(3)
+    w = m.weight
+    assert m.share_memory() is m and m.weight is w
+    assert m.weight.is_shared() and m.weight.grad.is_shared() and m.running_mean.is_shared()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with npusim.no_grad():
+                m.weight.fill_(5.0)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert m.weight.tolist() == [5.0, 5.0, 5.0]

@@ -508,7 +508,8 @@ class Module:
         return self._float_cast(D.bfloat16)
 
     def share_memory(self):
-        return self
+        """Move every parameter, gradient and buffer into shared memory (see ``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # --- state dicts ---------------------------------------------------------------------------------------------
     def get_extra_state(self):
