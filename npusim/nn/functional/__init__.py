@@ -41,8 +41,8 @@ from .activation import celu_, selu_
 from .fractional_pooling import (
     fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
 )
-from .grouped_mm import grouped_mm
-from .linear_cross_entropy import linear_cross_entropy
+from .grouped_matmul import grouped_mm
+from .linear_losses import linear_cross_entropy
 from .vision import affine_grid, channel_shuffle, grid_sample, interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [

@@ -83,5 +83,5 @@ __all__ = [
     "LazyInstanceNorm2d", "LazyInstanceNorm3d", "AdaptiveMaxPool3d", "MaxUnpool3d",
     "SyncBatchNorm",
     "FractionalMaxPool2d", "FractionalMaxPool3d", "AdaptiveLogSoftmaxWithLoss", "CrossMapLRN2d",
-    "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
+    "LinearCrossEntropyLoss",
 ]
