@@ -67,7 +67,7 @@ def test_embedding_bag_outputs(device):
     out, offset2bag, bag_size, max_indices = npusim.embedding_bag(weight, indices, offsets)   # sum
     assert offset2bag.numel() == 0 and host(bag_size).tolist() == [0, 0, 0]
     np.testing.assert_array_equal(host(out), host(F.embedding_bag(indices, weight, offsets, mode="sum")))
-    with pytest.raises(RuntimeError, match="mode has to be one of sum, mean or max"):
+    with pytest.raises(RuntimeError, match="`mode` must be sum, mean, or max."):
         npusim.embedding_bag(weight, indices, offsets, False, 3)
 
 
@@ -168,6 +168,9 @@ def test_segment_reduce(device):
         np.testing.assert_array_equal(host(npusim.segment_reduce(data, reduce, lengths=lengths)), expected)
     offsets = _t(np.array([0, 2, 2, 5]), device)
     np.testing.assert_array_equal(host(npusim.segment_reduce(data, "sum", offsets=offsets)), want["sum"])
+    # offsets need not cover the axis: rows outside offsets[0]..offsets[-1] take no part
+    np.testing.assert_array_equal(host(npusim.segment_reduce(data, "sum", offsets=_t(np.array([1, 3, 4]), device))),
+                                  [[8, 10], [7, 8]])
     np.testing.assert_allclose(host(npusim.segment_reduce(data, "mean", lengths=lengths, initial=2.0)),
                                [[3, 4], [2, 2], [23 / 3, 26 / 3]], rtol=1e-6)
     per_row = _t(np.array([[2, 0, 3], [1, 1, 3]]), device)
@@ -351,7 +354,7 @@ def test_nuclear_norm_matches_torch(torch, device, args):
 @pytest.mark.oracle
 @pytest.mark.parametrize("reduce", ["sum", "mean", "max", "min", "prod", "amax"])
 @pytest.mark.parametrize("initial", [None, 0.5])
-@pytest.mark.parametrize("layout", ["lengths", "offsets", "axis1"])
+@pytest.mark.parametrize("layout", ["lengths", "offsets", "offsets_gap", "axis1"])
 def test_segment_reduce_matches_torch(torch, device, reduce, initial, layout):
     data = randn(6, 3, seed=11, dtype=F64)
     data[1, 0] = data[0, 0]            # a tie inside a segment
@@ -360,8 +363,10 @@ def test_segment_reduce_matches_torch(torch, device, reduce, initial, layout):
         kwargs = {"lengths": np.array([[2, 0, 4], [3, 3, 0], [1, 1, 4]]), "axis": 1}
     elif layout == "lengths":
         kwargs = {"lengths": np.array([2, 0, 4])}
-    else:
+    elif layout == "offsets":
         kwargs = {"offsets": np.array([0, 2, 2, 6])}
+    else:
+        kwargs = {"offsets": np.array([1, 3, 3, 5])}
     tt, nt = _pair(torch, [data], device)
     t_kw = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
     n_kw = {k: npusim.tensor(v, device=device) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}

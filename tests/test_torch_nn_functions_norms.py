@@ -139,6 +139,8 @@ def test_batch_norm_backward_reduce_flags(device):
     g = _t(randn(4, 3, 2, seed=1), device)
     sum_dy, sum_dy_xmu, gw, gb = npusim.batch_norm_backward_reduce(g, x, mean, invstd, None, False, False, True)
     assert sum_dy is None and sum_dy_xmu is None and gw is None
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        npusim.batch_norm_stats(x[0, 0], 1e-5)
     np.testing.assert_allclose(host(gb), host(g).sum(axis=(0, 2)), rtol=1e-5, atol=1e-6)
 
 

@@ -83,9 +83,8 @@ def _reduce_dims(input):
 def _check_input(input, name):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
-    if input.dim() < 2:
-        raise RuntimeError(f"{name}: expected an input of at least 2 dims (N, C, *), but got input of size "
-                           f"{list(input.shape)}")
+    if input.dim() < 2:   # the kernels read size(1) first
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
 
 
 def batch_norm_stats(input, eps):

@@ -89,7 +89,7 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     max_indices): aten's form of ``nn.functional.embedding_bag`` (weight first, ``mode`` 0 sum, 1 mean, 2 max) with
     the three bookkeeping outputs of torch's CPU kernel."""
     if mode not in _EMBEDDING_BAG_MODES:
-        raise RuntimeError("mode has to be one of sum, mean or max")
+        raise RuntimeError("`mode` must be sum, mean, or max.")
     name = _EMBEDDING_BAG_MODES[mode]
     output = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=name,
                              sparse=sparse, per_sample_weights=per_sample_weights,
@@ -196,7 +196,7 @@ def affine_grid_generator(theta, size, align_corners):
     (N, 2, 3) or (N, 3, 4) for an output of ``size`` (N, C, H, W) or (N, C, D, H, W), without affine_grid's
     argument checks."""
     if len(size) not in (4, 5):
-        raise RuntimeError(f"AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs, got {len(size)}")
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
     spatial = len(size) - 2
     if theta.dim() != 3 or theta.size(1) != spatial or theta.size(2) != spatial + 1 or theta.size(0) != size[0]:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: [{size[0]}, "

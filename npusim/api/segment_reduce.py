@@ -55,31 +55,43 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     if not isinstance(data, Tensor):
         raise TypeError(f"segment_reduce(): argument 'data' (position 1) must be Tensor, not {type(data).__name__}")
     name, axis = _check(data, reduce, lengths, indices, offsets, axis)
-    if lengths is None:
-        lengths = offsets[..., 1:] - offsets[..., :-1]
     size = data.size(axis)
     lead = list(data.shape[:axis])
     rest = list(data.shape[axis + 1:])
     rows = math.prod(lead)
-    count = lengths.size(-1)
-    table = lengths.reshape(rows, count).cpu()
-    if bool((table < 0).any()):
-        raise RuntimeError("lengths contains negative value!")
-    covered = table.sum(-1)
-    if not unsafe and bool((covered != size).any()):
-        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
-                           "data.size(lengths.dim()-1) when !unsafe.")
-    if bool((covered > size).any()):
-        raise RuntimeError("segment_reduce(): the lengths of a row sum past data.size(axis)")
-    # segment slot of every element: row r's segments are r * (count + 1) + 0..count-1; what the lengths leave
-    # uncovered at a row's end (unsafe) goes to that row's extra slot, dropped afterwards
-    per_row = aten.cat.default([table, (size - covered).reshape(rows, 1)], 1).reshape(-1)
+    if lengths is not None:
+        count = lengths.size(-1)
+        table = lengths.reshape(rows, count).cpu()
+        if bool((table < 0).any()):
+            raise RuntimeError("lengths contains negative value!")
+        start = aten.zeros.default([rows, 1], dtype=table.dtype)
+        covered = table.sum(-1)
+        if not unsafe and bool((covered != size).any()):
+            raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                               "data.size(lengths.dim()-1) when !unsafe.")
+    else:
+        # offsets: segment k of a row spans offsets[k]..offsets[k+1]; what lies outside offsets[0]..offsets[-1]
+        # takes no part (torch checks nothing else)
+        count = offsets.size(-1) - 1
+        bounds = offsets.reshape(rows, count + 1).cpu()
+        table = bounds[:, 1:] - bounds[:, :-1]
+        if bool((table < 0).any()):
+            raise RuntimeError("Expected segment_length >= 0 to be true, but got false.  (Could this error message "
+                               "be improved?  If so, please report an enhancement request to PyTorch.)")
+        start = bounds[:, :1]
+        covered = bounds[:, -1] - bounds[:, 0]
+    if bool((start.reshape(-1) + covered > size).any()) or bool((start < 0).any()):
+        raise RuntimeError("segment_reduce(): the segments of a row reach past data.size(axis)")
+    # every element's slot: row r's slots are r * (count + 2) + 0..count+1, slot 0 for what comes before the first
+    # segment and slot count + 1 for what the segments leave at the row's end (both dropped afterwards)
+    tail = (size - start.reshape(-1) - covered).reshape(rows, 1)
+    per_row = aten.cat.default([start.reshape(rows, 1), table, tail], 1).reshape(-1)
     slots = aten.repeat_interleave.Tensor(per_row.to(D.int64)).to(data.device)
     flat = data.reshape([rows * size] + rest)
     index = slots.reshape([rows * size] + [1] * len(rest)).expand(flat.shape)
-    target = aten.zeros.default([rows * (count + 1)] + rest, dtype=data.dtype, device=data.device)
+    target = aten.zeros.default([rows * (count + 2)] + rest, dtype=data.dtype, device=data.device)
     reduced = target.scatter_reduce(0, index, flat, _SCATTER[name], include_self=False)
-    reduced = reduced.reshape([rows, count + 1] + rest)[:, :count]
+    reduced = reduced.reshape([rows, count + 2] + rest)[:, 1:count + 1]
     seg_lengths = table.to(data.dtype).to(data.device).reshape([rows, count] + [1] * len(rest))
     empty = seg_lengths == 0
     if initial is not None:
