@@ -136,6 +136,9 @@ from .api import math_extras as _math_extras  # noqa: E402
 __all__ += list(_math_extras.__all__)
 # torch's functional recurrences, native norms, batch norm's sync steps and aten-form nn ops (aten's arguments)
 from .api.nn_rnn_functions import *  # noqa: F401,F403,E402  (lstm, gru, lstm_cell...)
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402  (torch/_lowrank.py's algorithms)
+from ._lobpcg import lobpcg  # noqa: E402  (torch/_lobpcg.py's solver)
+__all__ += ["pca_lowrank", "svd_lowrank", "lobpcg"]
 from .api.nn_batch_norm_functions import *  # noqa: F401,F403,E402  (native_batch_norm, batch_norm_stats...)
 from .api.nn_functions import *  # noqa: F401,F403,E402  (native_dropout, convolution, grid_sampler, ctc_loss...)
 from .api.segment_reduce import segment_reduce  # noqa: F401,E402
