@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 from ..core.c10 import dtype as D
+from ..core.c10.user_frames import user_stacklevel
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
 from ..kernels.fft import BY_N, BY_ROOT_N, NONE
@@ -20,7 +21,7 @@ _warned = set()
 def _warn_once(key, message):
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=user_stacklevel())
 
 
 def _opt(v):
