@@ -635,7 +635,7 @@ nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tenso
 mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
-# == reductions: quantiles, histograms and the tensor hash
+# == reductions: quantiles and histograms
 quantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
 quantile.scalar(Tensor self, float q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
 nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *, str interpolation="linear") -> Tensor
@@ -1092,6 +1092,32 @@ fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tenso
 fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
 fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
 fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+# == complex_views: the parts of complex tensors as views, conjugation, building complex tensors
+real(Tensor(a) self) -> Tensor(a)
+imag(Tensor(a) self) -> Tensor(a)
+view_as_real(Tensor(a) self) -> Tensor(a)
+view_as_complex(Tensor(a) self) -> Tensor(a)
+view_as_real_copy(Tensor self) -> Tensor
+view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+view_as_complex_copy(Tensor self) -> Tensor
+view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+conj(Tensor(a) self) -> Tensor(a)
+_conj(Tensor(a) self) -> Tensor(a)
+conj_physical(Tensor self) -> Tensor
+conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+conj_physical_(Tensor(a!) self) -> Tensor(a!)
+_conj_physical(Tensor self) -> Tensor
+_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+resolve_conj(Tensor(a) self) -> Tensor(a)
+resolve_neg(Tensor(a) self) -> Tensor(a)
+is_conj(Tensor self) -> bool
+is_neg(Tensor self) -> bool
+adjoint(Tensor(a) self) -> Tensor(a)
+polar(Tensor abs, Tensor angle) -> Tensor
+polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)
+complex(Tensor real, Tensor imag) -> Tensor
+complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)
 """
 
 
