@@ -6,8 +6,9 @@ flags without defaults, ``weight`` before ``running_mean`` in the norms, an
 empty ``stride`` meaning the kernel size, integer reductions (0 none, 1 mean,
 2 sum) that default to 0 (torch's Python binding reads the
 schemas' ``reduction=Mean`` as 0) and ignored ``cudnn_enabled`` flags. Also binds ``Tensor.prelu`` and
-``Tensor.hardshrink``. Left out: ``embedding_bag`` (torch's returns aten's four
-internal outputs) and ``pdist`` (no nn.functional form here).
+``Tensor.hardshrink``. The forms that take aten's own arguments and return its result tuples
+(``embedding_bag``'s four outputs, ``convolution``, ``grid_sampler``, ``lstm``...) are in ``nn_functions``,
+``nn_rnn_functions`` and ``nn_batch_norm_functions``; ``pdist`` is left out here (no nn.functional form).
 """
 from __future__ import annotations
 
