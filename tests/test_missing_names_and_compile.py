@@ -10,7 +10,7 @@ from conftest import host
 
 @pytest.mark.parametrize("name, why", [("fx", "deliberately out of scope for npusim (graph capture"),
                                        ("sparse", "deliberately out of scope for npusim (sparse tensors)"),
-                                       ("fft", "not in npusim yet (planned)")])
+                                       ("signal", "not in npusim yet (planned)")])
 def test_a_missing_torch_name_says_why(name, why):
     with pytest.raises(AttributeError) as info:
         getattr(npusim, name)
