@@ -72,7 +72,12 @@ OUT_OF_SCOPE = {
     "quantization": {"torch": _QUANT, "Tensor": _QUANT},
     # SparseAdam's step refuses dense gradients ("SparseAdam does not support dense gradients, please consider Adam
     # instead"): it is useless without sparse tensors
-    "sparse": {"torch": _SPARSE, "Tensor": _SPARSE, "nn.functional": r"sparse_support_notes", "optim": r"SparseAdam"},
+    # Tensor.values is a sparse COO tensor's values (torch raises on a dense tensor)
+    "sparse": {"torch": _SPARSE, "Tensor": _SPARSE + r"|values", "nn.functional": r"sparse_support_notes",
+               "optim": r"SparseAdam"},
+    # Tensor.index binds positions to functorch.dim's first-class dimensions (Dim objects), which npusim does not
+    # have; func.rearrange, their one in-scope use, is written without them
+    "first-class dimensions (functorch.dim)": {"Tensor": r"index"},
     "nested": {"*": r"nested.*|jagged|to_padded_tensor"},
     "other vendors' backends": {
         "torch": r"cudnn_.*|miopen_.*|mkldnn_.*",
@@ -80,6 +85,9 @@ OUT_OF_SCOPE = {
              r".*autocast_(ipu|xla|xpu|hpu)_.*|is_xccl_available|is_ucc_available|native_channel_shuffle|"
              r"profiler_allow_cudagraph_cupti_lazy_reinit_cuda12|preferred_rocm_fa_library|is_ck_sdpa_available",
         # CUDA toolkit internals with no npu meaning: the runtime and library handles, nvcc's build flags
+        # torch defines ProcessGroupGloo only when built with Gloo; npusim has no Gloo (is_gloo_available() is False,
+        # mpi serves cpu tensors)
+        "distributed": r"ProcessGroupGloo",
         "npu vs cuda": r"cudart|cudaStatus|CudaError|check_error|current_blas_handle|current_solver_handle|"
                        r"has_magma|get_gencode_flags|PYTORCH_RELEASES_CODE_CC|DEVICE_REQUIREMENT|GreenContext|"
                        r"CUDAPluggableAllocator|get_stream_from_external|ExternalStream",
