@@ -1,8 +1,4 @@
 """The layers of ``npusim.nn``."""
-from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
-from .cross_map_lrn import CrossMapLRN2d  # noqa: F401
-from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
-from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from .activation import (  # noqa: F401
     CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU,
     ReLU6, SiLU, Sigmoid, Softmax, Softmax2d, Softmin, Softplus, Softsign, Tanh, Tanhshrink, Threshold,
@@ -52,6 +48,11 @@ from .transformer import (  # noqa: F401
     Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+# after .loss, which re-exports LinearCrossEntropyLoss at torch's path and so imports .linear_cross_entropy
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
+from .cross_map_lrn import CrossMapLRN2d  # noqa: F401
+from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",

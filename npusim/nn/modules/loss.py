@@ -283,3 +283,8 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+# torch defines LinearCrossEntropyLoss in this module; npusim keeps it in linear_cross_entropy.py (which
+# imports _WeightedLoss from here, so this stays the last line)
+from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402,F401

@@ -139,3 +139,7 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+# torch defines CrossMapLRN2d in this module; npusim keeps it in cross_map_lrn.py
+from .cross_map_lrn import CrossMapLRN2d  # noqa: E402,F401

@@ -254,3 +254,7 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
 
 __all__ += ["AdaptiveMaxPool3d", "MaxUnpool3d"]
+
+
+# torch defines the fractional max poolings in this module; npusim keeps them in fractional_pooling.py
+from .fractional_pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402,F401
