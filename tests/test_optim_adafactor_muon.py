@@ -65,7 +65,7 @@ def test_adafactor_and_muon_checks():
         npusim.optim.Muon([p], adjust_lr_fn="nope")
     with pytest.raises(RuntimeError, match="Foreach is not supported for Muon yet"):
         npusim.optim.muon.muon([], [], [], foreach=True, lr=0.1, weight_decay=0, momentum=0.9, nesterov=True,
-                               ns_coefficients=(1, 1, 1), ns_steps=1, eps=1e-7, adjust_lr_fn=None)
+                               ns_coefficients=(1, 1, 1), ns_steps=1, eps=1e-7, adjust_lr_fn=None, has_complex=False)
 
 
 def test_muon_update_is_nearly_orthogonal(device):

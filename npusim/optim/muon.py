@@ -104,12 +104,12 @@ class Muon(Optimizer):
             params, grads, bufs = self._init_group(group)
             muon(params, grads, bufs, lr=group["lr"], weight_decay=group["weight_decay"],
                  momentum=group["momentum"], nesterov=group["nesterov"], ns_coefficients=group["ns_coefficients"],
-                 eps=group["eps"], ns_steps=group["ns_steps"], adjust_lr_fn=group["adjust_lr_fn"])
+                 eps=group["eps"], ns_steps=group["ns_steps"], adjust_lr_fn=group["adjust_lr_fn"], has_complex=False)
         return loss
 
 
 def muon(params, grads, muon_momentum_bufs, *, foreach=None, lr, weight_decay, momentum, nesterov, ns_coefficients,
-         ns_steps, eps, adjust_lr_fn, has_complex=False) -> None:
+         ns_steps, eps, adjust_lr_fn, has_complex) -> None:
     """Functional Muon (see :class:`Muon`)."""
     if foreach is not None and foreach:
         raise RuntimeError("Foreach is not supported for Muon yet")
