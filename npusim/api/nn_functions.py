@@ -12,7 +12,7 @@ import warnings
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
-from ..core.factories import tensor as _tensor
+from ..core.autograd.grad_mode import no_grad
 from ..core.tensor import Tensor
 from ..nn import functional as F
 from ..nn.functional.convolution_tbc import conv_tbc
@@ -68,18 +68,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 # --- embedding -------------------------------------------------------------------------------------------------
 
 def _bag_of_each_index(indices, offsets, include_last_offset):
-    """For every index, the bag it falls in (offsets are the bags' starts; the last one may be the end)."""
+    """For every index, the bag it falls in (offsets are the bags' starts; the last one may be the end), and the
+    number of bags: a running count of the starts passed, on the indices' device."""
     n = indices.numel()
-    starts = offsets[:-1] if include_last_offset else offsets
-    starts = [min(int(s), n) for s in starts.tolist()]
-    marks = [0] * (n + 1)
-    for s in starts[1:]:
-        marks[s] += 1
-    bag, out = 0, []
-    for i in range(n):
-        bag += marks[i]
-        out.append(bag)
-    return out, len(starts)
+    starts = (offsets[:-1] if include_last_offset else offsets).to(D.int64).to(indices.device).clamp(0, n)
+    marks = aten.zeros.default([n + 1], dtype=D.int64, device=indices.device)
+    marks.index_add_(0, starts[1:], aten.ones_like.default(starts[1:]))
+    return marks[:n].cumsum(0), starts.numel()
 
 
 def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False,
@@ -94,38 +89,38 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     output = F.embedding_bag(indices, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=name,
                              sparse=sparse, per_sample_weights=per_sample_weights,
                              include_last_offset=include_last_offset, padding_idx=padding_idx)
-    long = dict(dtype=D.int64, device=weight.device)
-    bags, count = _bag_of_each_index(indices.reshape(-1), offsets, include_last_offset)
-    index_list = indices.reshape(-1).tolist()
+    with no_grad():
+        return (output,) + _embedding_bag_bookkeeping(weight.detach(), indices.reshape(-1), offsets, name,
+                                                      include_last_offset, padding_idx)
+
+
+def _embedding_bag_bookkeeping(weight, flat, offsets, name, include_last_offset, padding_idx):
+    """offset2bag, bag_size and max_indices as torch's CPU kernel fills them."""
+    bags, count = _bag_of_each_index(flat, offsets, include_last_offset)
+    long = dict(dtype=D.int64, device=flat.device)
     # torch's CPU sum fast path (float weights, no padding_idx) leaves offset2bag empty
     fast_sum = name == "sum" and weight.dtype in (D.float32, D.float16, D.bfloat16) and padding_idx is None
-    offset2bag = _tensor([] if fast_sum else bags, **long)
-    sizes = [0] * count
-    for bag, index in zip(bags, index_list):
-        if index != padding_idx:
-            sizes[bag] += 1
+    offset2bag = aten.zeros.default([0], **long) if fast_sum else bags
     if name == "sum":
-        bag_size = _tensor([0] * count, **long)
-        return output, offset2bag, bag_size, _tensor([0] * count, **long)
-    bag_size = _tensor(sizes, **long)
+        return offset2bag, aten.zeros.default([count], **long), aten.zeros.default([count], **long)
+    valid = flat != padding_idx if padding_idx is not None else aten.ones_like.default(flat, dtype=D.bool)
+    bag_size = aten.zeros.default([count], **long).index_add_(0, bags, valid.to(D.int64))
     if name == "mean":
-        return output, offset2bag, bag_size, _tensor(sizes, **long)
-    # max: the row of weight that gave each bag's maximum, per feature (0 for an empty bag)
-    rows = [[] for _ in range(count)]
-    for bag, index in zip(bags, index_list):
-        if index != padding_idx:
-            rows[bag].append(index)
-    dim = weight.size(1)
-    table = weight.detach()
-    max_indices = []
-    for members in rows:
-        if not members:
-            max_indices.append([0] * dim)
-            continue
-        picked = table[_tensor(members, **long)]
-        winner = picked.argmax(0).tolist()
-        max_indices.append([members[k] for k in winner])
-    return output, offset2bag, bag_size, _tensor(max_indices, **long).reshape(count, dim)
+        return offset2bag, bag_size, bag_size.clone()
+    # max: per bag and feature, the weight row of the first element holding the bag's maximum (0 when empty)
+    n, dim = flat.numel(), weight.size(1)
+    values = weight[flat]
+    values = aten.where.self(valid.unsqueeze(1), values, aten.full_like.default(values, float("-inf")))
+    spread = bags.unsqueeze(1).expand(n, dim)
+    peak = aten.full.default([count, dim], float("-inf"), dtype=weight.dtype, device=weight.device)
+    peak = peak.scatter_reduce(0, spread, values, "amax")
+    position = aten.arange.default(n, **long).unsqueeze(1).expand(n, dim)
+    holds = (values == peak[bags]) & valid.unsqueeze(1)
+    first = aten.full.default([count, dim], n, **long).scatter_reduce(
+        0, spread, aten.where.self(holds, position, aten.full_like.default(position, n)), "amin")
+    empty = first == n
+    rows = flat[first.clamp_max(max(n - 1, 0))] if n else first
+    return offset2bag, bag_size, aten.where.self(empty, aten.zeros_like.default(first), rows)
 
 
 def embedding_renorm_(input, indices, max_norm, norm_type):
