@@ -67,6 +67,8 @@ def test_embedding_bag_outputs(device):
     out, offset2bag, bag_size, max_indices = npusim.embedding_bag(weight, indices, offsets)   # sum
     assert offset2bag.numel() == 0 and host(bag_size).tolist() == [0, 0, 0]
     np.testing.assert_array_equal(host(out), host(F.embedding_bag(indices, weight, offsets, mode="sum")))
+    ties = npusim.embedding_bag(_t(np.ones((10, 2), np.float32), device), indices, offsets, False, 2)[3]
+    assert host(ties).tolist() == [[1, 1], [0, 0], [4, 4]]     # the first of equal rows wins, as in torch's kernel
     with pytest.raises(RuntimeError, match="`mode` must be sum, mean, or max."):
         npusim.embedding_bag(weight, indices, offsets, False, 3)
 
