@@ -72,8 +72,9 @@ OUT_OF_SCOPE = {
     "quantization": {"torch": _QUANT, "Tensor": _QUANT},
     # SparseAdam's step refuses dense gradients ("SparseAdam does not support dense gradients, please consider Adam
     # instead"): it is useless without sparse tensors
-    # Tensor.values is a sparse COO tensor's values (torch raises on a dense tensor)
-    "sparse": {"torch": _SPARSE, "Tensor": _SPARSE + r"|values", "nn.functional": r"sparse_support_notes",
+    # Tensor.values is a sparse COO tensor's values (torch raises on a dense tensor); torch.native_norm has sparse
+    # kernels only (a dense tensor gets "Could not run 'aten::native_norm' with arguments from the 'CPU' backend")
+    "sparse": {"torch": _SPARSE + r"|native_norm", "Tensor": _SPARSE + r"|values", "nn.functional": r"sparse_support_notes",
                "optim": r"SparseAdam"},
     # Tensor.index binds positions to functorch.dim's first-class dimensions (Dim objects), which npusim does not
     # have; func.rearrange, their one in-scope use, is written without them
@@ -84,10 +85,10 @@ OUT_OF_SCOPE = {
         "*": r"to_mkldnn|.*_mps|mps|xpu|mtia|ipu|is_vulkan_available|"
              r".*autocast_(ipu|xla|xpu|hpu)_.*|is_xccl_available|is_ucc_available|native_channel_shuffle|"
              r"profiler_allow_cudagraph_cupti_lazy_reinit_cuda12|preferred_rocm_fa_library|is_ck_sdpa_available",
-        # CUDA toolkit internals with no npu meaning: the runtime and library handles, nvcc's build flags
         # torch defines ProcessGroupGloo only when built with Gloo; npusim has no Gloo (is_gloo_available() is False,
         # mpi serves cpu tensors)
         "distributed": r"ProcessGroupGloo",
+        # CUDA toolkit internals with no npu meaning: the runtime and library handles, nvcc's build flags
         "npu vs cuda": r"cudart|cudaStatus|CudaError|check_error|current_blas_handle|current_solver_handle|"
                        r"has_magma|get_gencode_flags|PYTORCH_RELEASES_CODE_CC|DEVICE_REQUIREMENT|GreenContext|"
                        r"CUDAPluggableAllocator|get_stream_from_external|ExternalStream",
