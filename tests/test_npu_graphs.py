@@ -267,3 +267,20 @@ def test_signatures_match_torch(torch):
     for method in ("__init__", "capture_begin", "capture_end", "replay", "reset", "pool", "debug_dump"):
         assert params(getattr(npusim.accelerator.Graph, method)) == params(getattr(torch.accelerator.Graph, method))
     assert params(npu.CUDAGraph.__init__)[1:] == params(torch.cuda.CUDAGraph.__new__)[1:]
+
+
+def test_optimizers_with_host_state_refuse_capture():
+    """As torch's health check: Adam keeps its step count on the host (capturable=False), so capturing its
+    step raises; SGD's step is all device work and captures."""
+    m = nn.Linear(4, 2).npu()
+    x = npusim.randn(3, 4, device="npu")
+    opt = npusim.optim.Adam(m.parameters(), lr=0.1)
+    m(x).sum().backward()
+    opt.step()
+    with pytest.raises(RuntimeError, match="Attempting NPU graph capture of step\\(\\) for an instance of Adam but "
+                                           "param_groups' capturable is False."):
+        with npu.graph(npu.CUDAGraph()):
+            opt.step()
+    assert opt.state[m.weight]["step"].item() == 1.0
+    opt.step()      # outside a capture it steps as before
+    assert opt.state[m.weight]["step"].item() == 2.0

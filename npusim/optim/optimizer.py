@@ -88,9 +88,22 @@ def _use_grad_for_differentiable(step):
     """Run ``step`` with grad mode set to the optimizer's ``differentiable`` flag (off by default)."""
     @functools.wraps(step)
     def _use_grad(self, *args, **kwargs):
+        _graph_capture_health_check(self)
         with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             return step(self, *args, **kwargs)
     return _use_grad
+
+
+def _graph_capture_health_check(optimizer) -> None:
+    """torch's check: a step whose state lives on the host (``capturable=False``) cannot be captured in a graph."""
+    import npusim
+    acc = npusim.accelerator.current_accelerator()
+    module = getattr(npusim, acc.type, None) if acc is not None else None
+    if module is None or not module.is_current_stream_capturing():
+        return
+    if any(group.get("capturable") is False for group in optimizer.param_groups):
+        raise RuntimeError(f"Attempting {acc.type.upper()} graph capture of step() for an instance of "
+                           f"{type(optimizer).__name__} but param_groups' capturable is False.")
 
 
 def _check_unsupported(name: str, *, foreach=None, fused=None, capturable=False, differentiable=False) -> None:
@@ -102,7 +115,8 @@ def _check_unsupported(name: str, *, foreach=None, fused=None, capturable=False,
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         raise NotImplementedError(f"{name}: fused=True is not supported; npusim runs the single-tensor algorithm")
     if capturable:
-        raise NotImplementedError(f"{name}: capturable=True is not supported; npusim has no graph capture")
+        raise NotImplementedError(f"{name}: capturable=True is not supported; npusim keeps the step count on the host, "
+                                  f"so graph capture takes optimizers without one (SGD...)")
     if differentiable:
         raise NotImplementedError(f"{name}: differentiable=True is not supported")
 
