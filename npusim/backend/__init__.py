@@ -66,7 +66,8 @@ for _name, _fn in copy_kernels.KERNELS.items():
 _hot_kernels = HotKernels(_npu_kernels)     # CuPy versions of a few hot ops replace these in cuda mode
 runtime.on_init(_hot_kernels.on_runtime_init)
 # what a graph capture records: the npu's kernels as registered (graphs.py wraps them while it captures)
-graphs.record_kernels(lambda: {**{n: f for n, f in _npu_kernels.items() if n.split(".")[0] not in FALLBACK_OPS},
+graphs.record_kernels(lambda: {**COMPOSITE,
+                               **{n: f for n, f in _npu_kernels.items() if n.split(".")[0] not in FALLBACK_OPS},
                                **copy_kernels.KERNELS, **_hot_kernels.active})
 
 # the npu's own kernels read the device from their inputs: in emulation they need no device switch
