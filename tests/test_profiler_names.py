@@ -155,3 +155,89 @@ def test_as_torch(torch, tmp_path):
             mod.ones(2) * 2
         (names[mod.__name__],) = os.listdir(d)
     assert [n.split(".", 2)[::2] for n in names.values()] == [["w", "pt.trace.json"]] * 2
+
+
+# --- ExecutionTraceObserver -----------------------------------------------------------------------------------
+def _trace(mod, path, device="cpu"):
+    et = mod.profiler.ExecutionTraceObserver().register_callback(str(path))
+    assert et.is_registered and not et.is_running() and et.get_output_file_path() == str(path)
+    mod.ones(1)                                   # not recorded: before start()
+    et.start()
+    assert et.is_running()
+    a = mod.ones(2, 3, device=device, requires_grad=True)
+    b = (a * a).sum()
+    b.backward()
+    et.stop()
+    mod.ones(1)                                   # not recorded: after stop()
+    et.unregister_callback()
+    assert not et.is_registered
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        return json.load(f)
+
+
+def _attrs(node):
+    return {a["name"]: a["value"] for a in node["attrs"]}
+
+
+def test_execution_trace_records_ops_with_their_tensors(tmp_path, device):
+    trace = _trace(npusim, tmp_path / "et.json", device)
+    assert trace["schema"] == "1.1.1-chakra.0.0.4" and trace["pid"] == os.getpid()
+    nodes = {n["id"]: n for n in trace["nodes"]}
+    names = [n["name"] for n in trace["nodes"]]
+    assert names[0] == "[pytorch|profiler|execution_trace|thread]"
+    assert names[-1] == "[pytorch|profiler|execution_trace|process]" and trace["nodes"][-1]["id"] == 1
+    assert names.count("aten::ones") == 1 and "MulBackward0" in names and "SumBackward0" in names
+    mul = next(n for n in trace["nodes"] if n["name"] == "aten::mul")
+    assert mul["inputs"]["types"] == ["Tensor(float)", "Tensor(float)"] and mul["inputs"]["shapes"] == [[2, 3]] * 2
+    x = mul["inputs"]["values"][0]
+    assert x == mul["inputs"]["values"][1] and x[2:] == [0, 6, 4, str(npusim.ones(1, device=device).device)]
+    ones = next(n for n in trace["nodes"] if n["name"] == "aten::ones")
+    assert ones["outputs"]["values"][0][0] == x[0]              # the same tensor, the same id
+    assert mul["outputs"]["strides"] == [[3, 1]] and _attrs(mul)["op_schema"].startswith("aten::mul.Tensor(")
+    assert _attrs(mul)["seq_id"] >= 0 and _attrs(mul)["scope"] == 0
+    backward = next(n for n in trace["nodes"] if n["name"] == "MulBackward0")
+    assert _attrs(backward)["scope"] == 1 and _attrs(backward)["seq_id"] == _attrs(mul)["seq_id"]
+    inner = [n for n in trace["nodes"] if n["ctrl_deps"] == backward["id"]]
+    assert inner and all(n["name"].startswith("aten::") for n in inner)
+    root = trace["nodes"][0]["id"]
+    assert mul["ctrl_deps"] == root and all(n["ctrl_deps"] in nodes for n in trace["nodes"])
+
+
+def test_execution_trace_gzip_and_env(tmp_path, monkeypatch):
+    trace = _trace(npusim, tmp_path / "et.json.gz")
+    assert any(n["name"] == "aten::sum" for n in trace["nodes"])
+    ET = npusim.profiler.ExecutionTraceObserver
+    monkeypatch.delenv("ENABLE_PYTORCH_EXECUTION_TRACE", raising=False)
+    assert ET.build_execution_trace_obs_from_env() is None
+    monkeypatch.setenv("ENABLE_PYTORCH_EXECUTION_TRACE", "1")
+    et = ET.build_execution_trace_obs_from_env()
+    try:
+        assert et.is_registered and et.get_output_file_path().endswith(".et.json")
+        assert et.get_resources_dir() is None
+    finally:
+        et.cleanup()
+        os.remove(et.get_output_file_path())
+    assert ET.get_resources_dir_for_et_path(str(tmp_path / "t.json")) is None
+    made = ET.get_resources_dir_for_et_path(str(tmp_path / "t.json"), create_dir=True)
+    assert made == str(tmp_path / "t_resources") and os.path.isdir(made)
+
+
+@pytest.mark.oracle
+def test_execution_trace_as_torch(torch, tmp_path):
+    ours, theirs = _trace(npusim, tmp_path / "n.json"), _trace(torch, tmp_path / "t.json")
+    assert ours["schema"] == theirs["schema"]
+    assert set(ours) == set(theirs)
+    for trace in (ours, theirs):
+        assert trace["nodes"][-1]["name"] == "[pytorch|profiler|execution_trace|process]"
+    node_keys = {tuple(n) for t in (ours, theirs) for n in t["nodes"]}
+    assert len(node_keys) == 1
+    assert [a["name"] for a in ours["nodes"][1]["attrs"]] == [a["name"] for a in theirs["nodes"][1]["attrs"]]
+    mul_ours = next(n for n in ours["nodes"] if n["name"] == "aten::mul")
+    mul_theirs = next(n for n in theirs["nodes"] if n["name"] == "aten::mul")
+    for key in ("shapes", "types", "strides"):
+        assert mul_ours["inputs"][key] == mul_theirs["inputs"][key]
+        assert mul_ours["outputs"][key] == mul_theirs["outputs"][key]
+    assert _attrs(mul_ours)["op_schema"] == _attrs(mul_theirs)["op_schema"]
+    assert len(mul_ours["inputs"]["values"][0]) == len(mul_theirs["inputs"]["values"][0])
+    assert {"MulBackward0", "SumBackward0"} <= {n["name"] for n in theirs["nodes"]} & {n["name"] for n in ours["nodes"]}

@@ -28,6 +28,7 @@ from .events import DeviceType, EventList, FunctionEvent, FunctionEventAvg
 from .profiler import ProfilerActivity, profile, supported_activities
 from .scheduling import ProfilerAction, schedule
 from .user_scope import record_function
+from .execution_trace import ExecutionTraceObserver
 from .kineto import is_fbcode, kineto_available
 from .step_tracker import KinetoStepTracker
 from .trace_handler import tensorboard_trace_handler
@@ -41,5 +42,5 @@ __all__ = [
     "ThreadLocalDebugInfo", "ThreadLocalState", "ThreadLocalStateGuard", "capture_thread_local_state",
     "restore_thread_local_state", "DeviceType", "EventList", "FunctionEvent", "FunctionEventAvg",
     "is_fbcode", "kineto_available", "KinetoStepTracker", "tensorboard_trace_handler",
-    "register_optimizer_step_post_hook",
+    "register_optimizer_step_post_hook", "ExecutionTraceObserver",
 ]
