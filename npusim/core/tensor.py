@@ -67,6 +67,9 @@ class Tensor:
     __array_priority__ = 1000
     # The backend's metadata dict (c10::BackendMeta); set per tensor, in ``__dict__``, only when a backend uses it.
     _backend_meta = None
+    # A subclass whose data is not its own array (vmap's BatchedTensor) sets this: ``_rewrap(detach)`` gives the
+    # alias (detach: without autograd history) that make_view / make_alias would otherwise build from ``_a``.
+    _rewrap = None
 
     def __new__(cls, *args, device=None, dtype=None):
         # torch.Tensor(data) / torch.Tensor(*sizes): the legacy float constructor.
@@ -473,6 +476,8 @@ def make(a, dev) -> Tensor:
 
 def make_view(a, base: Tensor) -> Tensor:
     """A tensor viewing ``base``'s memory through the array ``a``; shares its version counter."""
+    if base.__class__ is not Tensor and base._rewrap is not None:
+        return base._rewrap(False)
     t = _new(Tensor)
     t._a = a
     dev = t._device = base._device
@@ -490,6 +495,8 @@ def make_view(a, base: Tensor) -> Tensor:
 
 def make_alias(a, base: Tensor) -> Tensor:
     """Like make_view, for aliases torch does not report as views (detach)."""
+    if base.__class__ is not Tensor and base._rewrap is not None:
+        return base._rewrap(True)
     t = make_view(a, base)
     t._base = None
     t._st = base._st_of()

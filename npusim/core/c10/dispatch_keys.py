@@ -15,16 +15,21 @@ class DispatchKey(enum.IntEnum):
     CUDA = 1
     PrivateUse1 = 2
     Meta = 3
+    # functorch's vmap level (torch's FuncTorchBatched): BatchedTensors carry it. npusim places it below the
+    # autograd keys (torch orders transforms with its DynamicLayer stack instead): a grad transform inside vmap
+    # records on the BatchedTensors themselves, and a grad outside vmap records on the tensors the batching
+    # rules compute with (docs/func.md)
+    FuncTorchBatched = 4
     # autograd keys, one per backend, in the same order
-    AutogradOther = 4
-    AutogradCPU = 5
-    AutogradCUDA = 6
-    AutogradPrivateUse1 = 7
-    AutogradMeta = 8
+    AutogradOther = 5
+    AutogradCPU = 6
+    AutogradCUDA = 7
+    AutogradPrivateUse1 = 8
+    AutogradMeta = 9
     # autocast keys, one per backend that has autocast
-    AutocastCPU = 9
-    AutocastCUDA = 10
-    AutocastPrivateUse1 = 11
+    AutocastCPU = 10
+    AutocastCUDA = 11
+    AutocastPrivateUse1 = 12
     # alias keys: names used at registration time only, never in a key set
     Autograd = 100
     CompositeImplicitAutograd = 101
@@ -36,7 +41,8 @@ BACKEND_KEYS = (DispatchKey.CPU, DispatchKey.CUDA, DispatchKey.PrivateUse1, Disp
 AUTOGRAD_KEYS = (DispatchKey.AutogradOther, DispatchKey.AutogradCPU, DispatchKey.AutogradCUDA,
                  DispatchKey.AutogradPrivateUse1, DispatchKey.AutogradMeta)
 AUTOCAST_KEYS = (DispatchKey.AutocastCPU, DispatchKey.AutocastCUDA, DispatchKey.AutocastPrivateUse1)
-RUNTIME_KEYS = BACKEND_KEYS + AUTOGRAD_KEYS + AUTOCAST_KEYS
+FUNCTORCH_KEYS = (DispatchKey.FuncTorchBatched,)
+RUNTIME_KEYS = BACKEND_KEYS + FUNCTORCH_KEYS + AUTOGRAD_KEYS + AUTOCAST_KEYS
 
 # backend key -> its autograd key and its autocast key (None where torch has none)
 AUTOGRAD_OF = {
