@@ -94,15 +94,22 @@ def _use_grad_for_differentiable(step):
     return _use_grad
 
 
+_accelerator_probe = None     # (type name, its module's is_current_stream_capturing), found on first use
+
+
 def _graph_capture_health_check(optimizer) -> None:
     """torch's check: a step whose state lives on the host (``capturable=False``) cannot be captured in a graph."""
-    import npusim
-    acc = npusim.accelerator.current_accelerator()
-    module = getattr(npusim, acc.type, None) if acc is not None else None
-    if module is None or not module.is_current_stream_capturing():
-        return
-    if any(group.get("capturable") is False for group in optimizer.param_groups):
-        raise RuntimeError(f"Attempting {acc.type.upper()} graph capture of step() for an instance of "
+    global _accelerator_probe
+    if _accelerator_probe is None:
+        import npusim
+        acc = npusim.accelerator.current_accelerator()
+        module = getattr(npusim, acc.type, None) if acc is not None else None
+        if module is None:
+            return
+        _accelerator_probe = (acc.type, module.is_current_stream_capturing)
+    name, capturing = _accelerator_probe
+    if capturing() and any(group.get("capturable") is False for group in optimizer.param_groups):
+        raise RuntimeError(f"Attempting {name.upper()} graph capture of step() for an instance of "
                            f"{type(optimizer).__name__} but param_groups' capturable is False.")
 
 
