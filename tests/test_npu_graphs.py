@@ -136,6 +136,11 @@ def test_capture_rules():
     g = npu.CUDAGraph()
     with pytest.raises(RuntimeError, match="graphs must be captured on a non-default stream"):
         g.capture_begin()
+    before = npu.current_stream()
+    with pytest.raises(RuntimeError, match="graphs must be captured on a non-default stream"):
+        with npu.graph(g, stream=npu.default_stream()):
+            pass
+    assert npu.current_stream() == before
     with pytest.raises(RuntimeError, match="Called CUDAGraph::replay without a preceding successful capture."):
         g.replay()
     with pytest.raises(RuntimeError, match=r"Called CUDAGraph::pool\(\) without a preceding successful capture."):

@@ -340,8 +340,12 @@ class graph:    # noqa: N801 - torch's name
         _npusim.npu.synchronize()
         _npusim.npu.empty_cache()
         self.stream_ctx.__enter__()
-        self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode,
-                                      check_input_liveness=self.check_input_liveness)
+        try:
+            self.cuda_graph.capture_begin(*self.pool, capture_error_mode=self.capture_error_mode,
+                                          check_input_liveness=self.check_input_liveness)
+        except BaseException:
+            self.stream_ctx.__exit__(None, None, None)     # a refused capture leaves the current stream as it was
+            raise
 
     def __exit__(self, *args):
         try:
