@@ -4,7 +4,7 @@ from ..core.autograd import (  # noqa: F401
     gradgradcheck, inference_mode, is_anomaly_check_nan_enabled, is_anomaly_enabled, is_grad_enabled,
     is_inference_mode_enabled, no_grad, once_differentiable, set_detect_anomaly, set_grad_enabled,
 )
-from . import function, functional, graph  # noqa: F401
+from . import forward_ad, function, functional, graph  # noqa: F401
 from .engine_modes import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled  # noqa: F401
 from .tensor_like import is_tensor_like  # noqa: F401
 

@@ -32,6 +32,7 @@ from ..dispatch import record_function as _record_function
 from ..c10.dtype import FROM_NUMPY as _FROM_NP
 from ..tensor import Size, Tensor
 from . import grad_mode
+from . import forward_mode as _fw
 from .inplace_views import check_view_rebase, move_retains, rebase_history
 from .meta import DEFAULT, MULTI_OUTPUT_NODE, NO_GRAD_MODE, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of, grad_accumulator, unpacking_once
@@ -44,6 +45,7 @@ _name_counts: dict = {}
 _NO_EDGE = (None, 0)
 _and = int.__and__   # keyset & mask as a plain int (DispatchKeySet's own & builds a new set object)
 _BELOW = BELOW_AUTOGRAD
+_FW_ON = _fw.ON   # [True] while a forward-AD level is open: the Autograd kernels then propagate tangents
 
 
 class TensorMeta:
@@ -341,7 +343,11 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             fn = _resolve(op, key)
         return fn(*args, **kwargs)
 
+    fw_spec = _fw.OpSpec(overload, op, input_specs, inplace, view_kind, nondiff)
+
     def kernel(ks, *args, **kwargs):
+        if _FW_ON[0]:
+            return _fw.forward_call(fw_spec, kernel, ks, args, kwargs)
         if not _gm.enabled:
             # the common case inside backward: nothing to record, straight to the kernel below
             key = _and(ks, below)
@@ -472,6 +478,8 @@ NotImplementedNode.__name__ = NotImplementedNode.__qualname__ = "NotImplemented"
 
 def _autograd_fallback(ks, op, *args, **kwargs):
     schema = op._schema
+    if _FW_ON[0]:
+        _fw.check_fallback(op, args, kwargs, schema.name in NONDIFFERENTIABLE)
     if schema.name == "resize_" and args and args[0].requires_grad:
         raise RuntimeError("cannot resize variables that require grad")   # torch refuses it in every grad mode
     if not _gm.enabled or schema.name in NONDIFFERENTIABLE and schema.overload_name not in _DIFFERENTIABLE_OUTS:

@@ -11,7 +11,7 @@ import warnings
 
 from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor, make_alias, make_view
-from . import grad_mode
+from . import forward_mode as _fw, grad_mode
 from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of
 
@@ -152,6 +152,11 @@ class Function(metaclass=FunctionMeta):
     vjp = backward
 
     @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
+    @staticmethod
     def setup_context(ctx, inputs, output):
         raise NotImplementedError("setup_context is not implemented.")
 
@@ -168,7 +173,8 @@ class Function(metaclass=FunctionMeta):
         node._needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         record = grad_mode.tls.enabled and any(node._needs)
         custom_setup = cls.setup_context is not Function.setup_context
-        with grad_mode.no_grad():
+        dual = _fw.ON[0] and _fw.any_tangent(args)   # forward AD: forward runs below it, then cls.jvp
+        with grad_mode.no_grad(), _fw.disabled():
             if custom_setup:
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(node, args, out)
@@ -177,7 +183,7 @@ class Function(metaclass=FunctionMeta):
         is_tuple = isinstance(out, tuple)
         outs = out if is_tuple else (out,)
         if not record:
-            return out
+            return _fw.custom_function_jvp(cls, node, args, out) if dual else out
         node._next = tuple(edge_of(t) for t in tensors)
         non_diff = {id(t) for t in node._non_differentiable}
         dirty = {id(t) for t in node._dirty}
@@ -202,7 +208,8 @@ class Function(metaclass=FunctionMeta):
                 saved.append(SavedTensor(t, is_output=nr is not None, node=node, output_nr=nr or 0))
             node._saved_list = saved
             node._to_save = None
-        return tuple(result) if is_tuple else result[0]
+        result = tuple(result) if is_tuple else result[0]
+        return _fw.custom_function_jvp(cls, node, args, result) if dual else result
 
 
 def _attach_output(node, o, i, inputs, dirty):

@@ -18,7 +18,7 @@ DEFAULT, NO_GRAD_MODE, MULTI_OUTPUT_NODE, IN_CUSTOM_FUNCTION = range(4)
 
 class AutogradMeta:
     __slots__ = ("requires_grad", "grad", "grad_fn", "output_nr", "retains_grad", "hooks", "grad_accumulator",
-                 "post_accumulate_hooks", "__weakref__")
+                 "post_accumulate_hooks", "fw_grads", "__weakref__")
 
     def __init__(self, requires_grad=False, grad_fn=None, output_nr=0):
         self.requires_grad = requires_grad
@@ -29,6 +29,7 @@ class AutogradMeta:
         self.hooks = None
         self.grad_accumulator = None
         self.post_accumulate_hooks = None
+        self.fw_grads = None   # forward-mode tangents: {level: tangent} (core/autograd/forward_mode.py)
 
 
 class ViewAutogradMeta(AutogradMeta):
@@ -44,6 +45,7 @@ class ViewAutogradMeta(AutogradMeta):
         self.hooks = None
         self.grad_accumulator = None
         self.post_accumulate_hooks = None
+        self.fw_grads = None
         self.base = base
         vc = view._vc
         self.vc = vc
