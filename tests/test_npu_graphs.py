@@ -319,3 +319,21 @@ def test_replay_equals_eager_for_common_ops(fn):
     x.copy_(npusim.randn(3, 4, device="npu"))
     g.replay()
     assert npusim.allclose(y, fn(x), atol=1e-6)
+
+
+def test_registered_generators_are_left_as_they_were():
+    gen = npusim.Generator(device="npu")
+    gen.manual_seed(7)
+    state = gen.get_state()
+    g = npu.CUDAGraph()
+    g.register_generator_state(gen)
+    with npu.graph(g):
+        assert npu.CUDAGraph.get_currently_capturing_graph() is g
+        r = npusim.rand(4, device="npu", generator=gen)
+    assert npusim.equal(gen.get_state(), state)
+    g.replay()
+    first = r.cpu()
+    g.replay()
+    assert not npusim.equal(first, r.cpu())
+    with pytest.raises(RuntimeError):
+        npu.CUDAGraph.get_currently_capturing_graph()

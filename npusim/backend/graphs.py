@@ -123,6 +123,7 @@ class _Capture:
         self.saved_ids: set = set()
         self.error = None
         self.rng_state = _npusim.npu.get_rng_state(device_index)
+        self.generator_states = [(g, g.get_state()) for g in graph._generators]
         self.library = None
 
     def issued_here(self) -> bool:
@@ -173,6 +174,8 @@ class _Capture:
             array_of(t)[...] = values
         self.saved.clear()
         _npusim.npu.set_rng_state(self.rng_state, self.device_index)
+        for g, state in self.generator_states:
+            g.set_state(state)
 
 
 def _recording(name, fn, effects):
@@ -222,6 +225,23 @@ class CUDAGraph:
         self._pool = None
         self._debug = False
         self._device_index = None
+        self._generators: list = []     # generators besides the default one whose draws the graph replays
+
+    def register_generator_state(self, generator) -> None:
+        """Have a capture leave ``generator`` as it was, as the default generator (each replay then draws fresh
+        numbers from it)."""
+        if not isinstance(generator, _npusim.Generator):
+            raise TypeError(f"register_generator_state(): expected a Generator, got {type(generator).__name__}")
+        if all(g is not generator for g in self._generators):
+            self._generators.append(generator)
+
+    @staticmethod
+    def get_currently_capturing_graph():
+        """The graph being captured (torch raises when there is none)."""
+        cap = _active
+        if cap is None:
+            raise RuntimeError("No graph is currently being captured")
+        return cap.graph
 
     def capture_begin(self, pool=None, capture_error_mode: str = "global", check_input_liveness: bool = False):
         """Begin capturing npu work on the current stream (``graph`` and ``make_graphed_callables`` call it)."""
