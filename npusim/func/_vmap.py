@@ -1,11 +1,13 @@
 """``npusim.func.vmap``: map a function over a dimension of its inputs.
 
-Implemented as a loop: the function runs once per index of the mapped dimension on that slice of every
-batched input (unbatched inputs, ``in_dims`` None, passed whole), and the per-sample results are stacked
-along ``out_dims``. This is correct for every op, including data-dependent control flow, at the cost of one
-call per sample. It composes with itself (nested vmap) and with the grad transforms (per-sample gradients).
-npusim's own elementwise functions and activation modules run once on the whole batch instead
-(``_vmap_fast``), which gives the same values.
+As torch's: the function runs once, on BatchedTensors (``_vmap_batched``), and each op computes on the whole batch
+through its batching rule (``batching_rules_*``; an op without one runs per sample, ``batched_fallback``). When
+the function reads a BatchedTensor's data outside the dispatcher, or draws with no batched input under
+randomness="different", vmap runs it once per index of the mapped dimension instead, on that slice of every batched
+input (unbatched inputs, ``in_dims`` None, passed whole), and stacks the per-sample results along ``out_dims``.
+npusim's own elementwise functions and activation modules called directly run once on the whole batch
+(``_vmap_fast``). It composes with itself (nested vmap: levels) and with the grad transforms (per-sample
+gradients).
 
 ``randomness``: "error" raises on a random op, as torch does; "different" draws afresh for each sample;
 "same" rewinds every generator used to where it stood before the first sample, so each sample draws the same
@@ -16,10 +18,12 @@ from __future__ import annotations
 import functools
 
 from ..core.c10 import generator as _generator
-from ..api.operators import equal as _equal, stack as _stack
+from ..api.operators import cat as _cat, equal as _equal, stack as _stack
 from ..core.tensor import Tensor
 from ._pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
 from ._vmap_fast import try_whole_batch
+from ._vmap_batched import run_batched
+from .batched_tensor import NeedsPerSampleLoop
 
 __all__ = ["vmap"]
 
@@ -172,8 +176,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     ``in_dims``: an int for every input, or a tuple with one entry per positional argument, each an int, None
     (not mapped: passed whole to every call) or a pytree matching that argument. Keyword arguments are not
-    mapped. Runs ``func`` once per sample and stacks the results (see the module docstring); ``chunk_size`` is
-    accepted for torch's signature and does not change the result.
+    mapped. Runs ``func`` once on the whole batch through batching rules (see the module docstring);
+    ``chunk_size`` runs it on that many samples at a time and concatenates the results.
     """
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
@@ -188,14 +192,39 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         whole = try_whole_batch(func, args, kwargs, in_dims, out_dims)
         if whole is not None:
             return whole
-        watch = _Randomness(randomness)
-        with _generator.watch_draws(watch):
-            if batch == 0:
+        if batch == 0:
+            with _generator.watch_draws(_Randomness(randomness)):
                 return _empty_batch(func, flat_args, flat_dims, spec, out_dims, kwargs)
-            outputs = []
-            for i in range(batch):
-                if i:
-                    watch.next_sample()
-                outputs.append(func(*_sample(flat_args, flat_dims, spec, i), **kwargs))
-        return _combine(func, out_dims, outputs)
+        if chunk_size is not None and chunk_size < batch:
+            return _chunked(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness, chunk_size)
+        return _run(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness)
     return wrapped
+
+
+def _run(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness):
+    try:
+        return run_batched(func, _name(func), flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness,
+                           lambda dims, out, out_spec: _flat_out_dims(func, dims, out, out_spec))
+    except NeedsPerSampleLoop:
+        pass
+    watch = _Randomness(randomness)
+    outputs = []
+    with _generator.watch_draws(watch):
+        for i in range(batch):
+            if i:
+                watch.next_sample()
+            outputs.append(func(*_sample(flat_args, flat_dims, spec, i), **kwargs))
+    return _combine(func, out_dims, outputs)
+
+
+def _chunked(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness, chunk_size):
+    """The batch run ``chunk_size`` samples at a time, results concatenated along their out_dims."""
+    parts = []
+    for start in range(0, batch, chunk_size):
+        n = min(chunk_size, batch - start)
+        chunk = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims)]
+        parts.append(_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, randomness))
+    flat0, out_spec = tree_flatten(parts[0])
+    dims = _flat_out_dims(func, out_dims, parts[0], out_spec)
+    leaves = list(zip(*[tree_flatten(p)[0] for p in parts]))
+    return tree_unflatten([leaf[0] if d is None else _cat(list(leaf), d) for leaf, d in zip(leaves, dims)], out_spec)

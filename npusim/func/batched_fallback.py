@@ -1,0 +1,155 @@
+"""The kernel of the FuncTorchBatched dispatch key: batching rule, decomposition, or one op run per sample.
+
+An op reaching this key has a BatchedTensor among its arguments. The innermost vmap level among them is the level
+served (values batched at outer levels are plain values to it, as torch's levels work). In order:
+
+1. the op's batching rule (``batching_rules_*``) computes on the whole batch at once;
+2. a CompositeImplicitAutograd op without a backend kernel decomposes into ops that have rules;
+3. otherwise (torch's "batched fallback") the op runs once per sample, on each sample's slice, and the results are
+   stacked: correct for every op, slower. In-place ops write each sample's slice; random ops draw per sample
+   ("different") or rewind the generators between samples ("same").
+
+``STATS`` counts the calls each way (``per_sample`` by op name), for tests and benchmarks.
+"""
+from __future__ import annotations
+
+import collections
+
+from ..core.c10 import generator as _generator
+from ..core.c10.dispatch_keys import BACKEND_KEYS, DispatchKey
+from ..core.dispatch import dispatcher as _dispatcher
+from ..core.dispatch.ops_namespace import aten
+from ..core.tensor import Tensor
+from .batched_tensor import ITEM_MESSAGE, BatchedTensor, NeedsPerSampleLoop, STACK, current, wrap
+from .batching_registry import UsePerSampleLoop, rule_for
+from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_reductions,  # noqa: F401 - fill RULES
+               batching_rules_views)
+
+STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter()}
+_stack = aten.stack.default
+_select = aten.select.int
+_CIA = DispatchKey.CompositeImplicitAutograd
+_BACKEND_REGISTRATIONS = BACKEND_KEYS + (DispatchKey.CompositeExplicitAutograd,
+                                         DispatchKey.CompositeExplicitAutogradNonFunctional)
+# in-place ops whose error torch words as "inplace arithmetic" (its pointwise in-place family and copy_)
+ARITHMETIC_INPLACE = frozenset(batching_rules_elementwise.POINTWISE_INPLACE) | {"copy_", "fill_"}
+
+
+def inplace_error(name: str) -> RuntimeError:
+    what = "inplace arithmetic" if name in ARITHMETIC_INPLACE else name
+    return RuntimeError(
+        f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
+        f"has more elements than `self`. This happened due to `other` being vmapped over but `self` not being "
+        f"vmapped over in a vmap. Please try to use out-of-place operators instead of {what}. If said operator is "
+        f"being called inside the PyTorch framework, please file a bug report instead.")
+
+
+def _innermost_level(args, kwargs) -> int:
+    level = 0
+    for v in (*args, *kwargs.values()):
+        if v.__class__ is BatchedTensor:
+            if v._level > level:
+                level = v._level
+        elif v.__class__ is list or v.__class__ is tuple:
+            for t in v:
+                if t.__class__ is BatchedTensor and t._level > level:
+                    level = t._level
+    return level
+
+
+def _decomposition(op):
+    kernels = op._kernels
+    regs = kernels.get(_CIA)
+    if not regs or op._ns != "aten" or any(kernels.get(k) for k in _BACKEND_REGISTRATIONS):
+        return None
+    return regs[-1]
+
+
+def batched_kernel(keyset, op, *args, **kwargs):
+    level = _innermost_level(args, kwargs)
+    lv = current(level)
+    schema = op._schema
+    written = [a for a in schema.arguments if a.type.is_write]
+    if written:
+        # torch's rule: an in-place op (or out=) may not write a batch into a tensor that is not batched
+        for a in written:
+            target = kwargs.get(a.name) if a.kwarg_only else (args[0] if args else None)
+            if isinstance(target, Tensor) and not (target.__class__ is BatchedTensor and target._level == level):
+                raise inplace_error(schema.name)
+            if target is not None and id(target._vc) in lv.input_versions:
+                lv.mutated = True
+    rule = rule_for(op)
+    if rule is not None:
+        try:
+            out = rule(op, level, args, kwargs)
+            STATS["rule"] += 1
+            return out
+        except UsePerSampleLoop:
+            pass
+    reg = _decomposition(op)
+    if reg is not None:
+        STATS["decomposed"] += 1
+        return reg.fn(keyset, *args, **kwargs) if reg.with_keyset else reg.fn(*args, **kwargs)
+    return per_sample(op, lv, args, kwargs)
+
+
+def _sample(v, level, i):
+    if v.__class__ is BatchedTensor and v._level == level:
+        return _select(v._value, 0, i)
+    if v.__class__ is list or v.__class__ is tuple:
+        return type(v)(_sample(t, level, i) for t in v)
+    return v
+
+
+class _DrawsOfOneOp:
+    """Where each generator stood before this op's first sample drew (to rewind for randomness="same")."""
+
+    def __init__(self):
+        self.start = {}
+
+    def __call__(self, gen):
+        if gen not in self.start:
+            self.start[gen] = gen.get_offset()
+
+    def rewind(self):
+        for gen, offset in self.start.items():
+            gen.set_offset(offset)
+
+
+def per_sample(op, lv, args, kwargs):
+    """``op`` run once per sample of level ``lv`` and the results stacked (torch's batched fallback)."""
+    STATS["per_sample"][op._opname] += 1
+    level = lv.level
+    draws = _DrawsOfOneOp()
+    outs = []
+    STACK.random_op += 1
+    try:
+        with _generator.watch_draws(draws):
+            for i in range(lv.batch):
+                if i and lv.randomness == "same":
+                    draws.rewind()
+                outs.append(op(*[_sample(a, level, i) for a in args],
+                               **{k: _sample(v, level, i) for k, v in kwargs.items()}))
+    finally:
+        STACK.random_op -= 1
+    if op._schema.is_inplace:
+        return args[0]
+    return _stack_results(op, outs, level)
+
+
+def _stack_results(op, outs, level):
+    first = outs[0]
+    if isinstance(first, Tensor):
+        return wrap(_stack(outs, 0), level)
+    if isinstance(first, (tuple, list)) and first and all(isinstance(o, Tensor) for o in first):
+        if any(len(o) != len(first) for o in outs):
+            raise NeedsPerSampleLoop(f"{op._opname}: samples gave different numbers of results")
+        parts = [wrap(_stack([o[j] for o in outs], 0), level) for j in range(len(first))]
+        return type(first)(parts) if type(first) in (tuple, list) else type(first)(*parts)
+    if op._opname == "_local_scalar_dense":
+        raise RuntimeError(ITEM_MESSAGE)
+    raise NeedsPerSampleLoop(f"{op._opname} returned {type(first).__name__} for a batch")
+
+
+_dispatcher.register_fallback(DispatchKey.FuncTorchBatched, batched_kernel, with_keyset=True,
+                              where="npusim/func/batched_fallback.py")

@@ -1,0 +1,140 @@
+"""vmap batching rules of the matrix products, embedding and convolution.
+
+A product of batches is one batched matmul: 1-D samples become rows / columns, the batch dim goes before every
+broadcast dim, and a batch times an unbatched matrix is a single matrix product over all rows of the batch. The
+``add*`` products are written as the product plus the scaled ``self`` on the BatchedTensors, so each part takes
+its own rule. Convolution folds the batch into the conv's own batch dim.
+"""
+from __future__ import annotations
+
+from ..core.dispatch.ops_namespace import aten
+from .batched_tensor import BatchedTensor, wrap
+from .batching_registry import UsePerSampleLoop, register, unwrap
+
+_unsqueeze = aten.unsqueeze.default
+_squeeze = aten.squeeze.dim
+_reshape = aten.reshape.default
+_matmul = aten.matmul.default
+_mm = aten.mm.default
+
+
+def batched_matmul(a, b, level):
+    """The batch of ``a @ b`` (samples' matmul semantics), batch dim first."""
+    av, a_batched = unwrap(a, level)
+    bv, b_batched = unwrap(b, level)
+    ra, rb = a._a.ndim, b._a.ndim
+    if ra == 0 or rb == 0 or not (a_batched or b_batched):
+        raise UsePerSampleLoop()
+    row, col = ra == 1, rb == 1
+    if row:
+        av, ra = _unsqueeze(av, -2), 2
+    if col:
+        bv, rb = _unsqueeze(bv, -1), 2
+    if a_batched and not b_batched and rb == 2:
+        # every row of the batch times one matrix: one matrix product
+        k = av.shape[-1]
+        out = _mm(_reshape(av, [-1, k]), bv)
+        out = _reshape(out, list(av.shape[:-1]) + [bv.shape[-1]])
+    else:
+        top = max(ra, rb)
+        if a_batched:
+            for _ in range(top - ra):
+                av = _unsqueeze(av, 1)
+        if b_batched:
+            for _ in range(top - rb):
+                bv = _unsqueeze(bv, 1)
+        out = _matmul(av, bv)
+    if col:
+        out = _squeeze(out, -1)
+    if row:
+        out = _squeeze(out, -2)
+    return out
+
+
+def _ranks(*pairs):
+    for t, want in pairs:
+        if t._a.ndim != want:
+            raise UsePerSampleLoop()        # the op's own error, from one sample
+
+
+def matmul(op, level, args, kwargs):
+    return wrap(batched_matmul(args[0], args[1], level), level)
+
+
+def mm(op, level, args, kwargs):
+    _ranks((args[0], 2), (args[1], 2))
+    return matmul(op, level, args, kwargs)
+
+
+def bmm(op, level, args, kwargs):
+    _ranks((args[0], 3), (args[1], 3))
+    return matmul(op, level, args, kwargs)
+
+
+def mv(op, level, args, kwargs):
+    _ranks((args[0], 2), (args[1], 1))
+    return matmul(op, level, args, kwargs)
+
+
+def dot(op, level, args, kwargs):
+    _ranks((args[0], 1), (args[1], 1))
+    if args[0].dtype != args[1].dtype:
+        raise UsePerSampleLoop()
+    return matmul(op, level, args, kwargs)
+
+
+def outer(op, level, args, kwargs):
+    _ranks((args[0], 1), (args[1], 1))
+    return aten.mul.Tensor(_unsqueeze(args[0], 1), _unsqueeze(args[1], 0))
+
+
+def _scaled_sum(self, product, beta, alpha):
+    """beta * self + alpha * product, beta 0 ignoring self (NaN included), as the add* products do."""
+    if beta == 0:
+        return aten.mul.Scalar(product, alpha) if alpha != 1 else aten.clone.default(product)
+    base = self if beta == 1 else aten.mul.Scalar(self, beta)
+    return aten.add.Tensor(base, product, alpha=alpha)
+
+
+def add_product(product_op, ranks):
+    def rule(op, level, args, kwargs):
+        self, m1, m2 = args[:3]
+        _ranks((m1, ranks[0]), (m2, ranks[1]))
+        if isinstance(self, BatchedTensor) and self._level == level and self._a.ndim > len(ranks) or \
+                op._schema.is_inplace:
+            raise UsePerSampleLoop()
+        beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+        product = product_op(m1, m2)
+        return _scaled_sum(self, product, beta, alpha)
+    return rule
+
+
+def embedding(op, level, args, kwargs):
+    weight, indices = args[0], args[1]
+    if isinstance(weight, BatchedTensor) or not (indices.__class__ is BatchedTensor and indices._level == level):
+        raise UsePerSampleLoop()
+    return wrap(op(weight, indices._value, *args[2:], **kwargs), level)
+
+
+def convolution(op, level, args, kwargs):
+    x = args[0]
+    if not (x.__class__ is BatchedTensor and x._level == level) or kwargs or \
+            any(isinstance(v, BatchedTensor) for v in args[1:]):
+        raise UsePerSampleLoop()
+    value = x._value
+    batch, n = value.shape[0], value.shape[1]
+    out = op(_reshape(value, [batch * n] + list(value.shape[2:])), *args[1:])
+    return wrap(_reshape(out, [batch, n] + list(out.shape[1:])), level)
+
+
+register("matmul", matmul)
+register("mm", mm)
+register("bmm", bmm)
+register("mv", mv)
+register("dot", dot)
+register("outer ger", outer)
+register("addmm addmm_", add_product(aten.mm.default, (2, 2)))
+register("addmv addmv_", add_product(aten.mv.default, (2, 1)))
+register("baddbmm baddbmm_", add_product(aten.bmm.default, (3, 3)))
+register("embedding", embedding)
+register("convolution", convolution)
