@@ -32,6 +32,8 @@ from .api import misc as _misc
 from .api.spectral import istft, stft  # noqa: F401  (torch.stft / istft, and their Tensor methods)
 from .api.math_extras import *  # noqa: F401,F403  (quantile, histogram, gradient, geqrf / ormqr...)
 from .api.legacy_tensor_types import *  # noqa: F401,F403,E402  (FloatTensor & co.: torch's legacy constructors)
+from .api.complex import *  # noqa: F401,F403  (real, imag, view_as_real, conj, polar, complex...)
+from .core.c10.dtype import cdouble, cfloat, chalf, complex32, complex64, complex128  # noqa: F401,E402
 from .api import reductions_structure as _reductions_structure
 from .core.c10.memory_format import (  # noqa: F401
     channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format, strided,

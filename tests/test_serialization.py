@@ -619,8 +619,8 @@ def test_malformed_containers_are_clear_errors():
         (replaced("archive/data/0", b"\x00" * 20), ArchiveError, r"record data/0 holds 20 bytes, but the pickle "
                                                                  r"describes a storage of 4 float32 elements \(16 "
                                                                  r"bytes\)"),
-        (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"ComplexFloatStorage")),
-         UnpicklingError, "torch.ComplexFloatStorage \\(dtype complex64\\), which npusim does not support"),
+        (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"QInt8Storage")),
+         UnpicklingError, "torch.QInt8Storage \\(dtype qint8\\), which npusim does not support"),
         (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"uint16")),
          UnpicklingError, "dtype torch.uint16, which npusim does not support"),
         (replaced("archive/constants.pkl", b""), ArchiveError, "TorchScript archive"),

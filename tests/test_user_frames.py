@@ -8,7 +8,7 @@ from npusim.core.c10 import codegen, user_frames
 
 def test_generated_prefixes_cover_every_kind_of_generated_code():
     assert codegen.GENERATED_PREFIXES == tuple(f"<{k} " for k in codegen.KINDS)
-    assert {"dispatch", "device guard", "capacity check"} == set(codegen.KINDS)
+    assert {"dispatch", "device guard", "capacity check", "complex check"} == set(codegen.KINDS)
 
 
 def test_this_frame_is_the_users_and_a_dispatch_frame_is_npusims():

@@ -44,8 +44,7 @@ def _invalid_combination(name, args, kwargs):
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, numbers.Number) and not isinstance(v, complex) or \
-        isinstance(v, Tensor) and v._a.ndim == 0
+    return isinstance(v, numbers.Number) or isinstance(v, Tensor) and v._a.ndim == 0
 
 
 def _check_dtype(name, dtype):
@@ -59,7 +58,7 @@ def _check_dtype(name, dtype):
 def _check_requires_grad(dtype, requires_grad, name=None):
     if name is not None and requires_grad is not None and not isinstance(requires_grad, (bool, np.bool_)):
         raise TypeError(f"{name}(): argument 'requires_grad' must be bool, not {type(requires_grad).__name__}")
-    if requires_grad and dtype is not None and not dtype.is_floating_point:
+    if requires_grad and dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
 
 

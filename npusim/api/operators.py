@@ -1372,7 +1372,7 @@ def detach(input):
 def result_type(tensor1, tensor2) -> D.dtype:
     """The dtype an op on ``tensor1`` and ``tensor2`` (tensors or numbers) computes in."""
     for x in (tensor1, tensor2):
-        if not isinstance(x, (Tensor, builtins.bool, builtins.int, builtins.float)) and \
+        if not isinstance(x, (Tensor, builtins.bool, builtins.int, builtins.float, builtins.complex)) and \
                 not (type(x).__module__ == "numpy" and hasattr(x, "dtype") and getattr(x, "ndim", 1) == 0):
             got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__ for v in (tensor1, tensor2))
             raise TypeError(f"result_type() received an invalid combination of arguments - got ({got}), but "

@@ -97,7 +97,7 @@ def _leaf_dtype(x):
     if isinstance(x, float):
         return D.get_default_dtype()
     if isinstance(x, complex):
-        raise TypeError("npusim has no complex dtypes")
+        return D.default_complex_dtype()
     if isinstance(x, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
     raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
@@ -167,7 +167,29 @@ def _leaf_to_number(x, dt):
     raise TypeError(f"must be real number, not {_type_name(x)}")
 
 
+def _complex_leaves_to_array(leaves, dt):
+    values = []
+    for x in leaves:
+        if isinstance(x, Tensor):
+            if x.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            x = x.item()
+        elif isinstance(x, np.generic):
+            x = x.item()
+        if not isinstance(x, (bool, int, float, complex)):
+            raise TypeError(f"must be real number, not {_type_name(x)}")
+        values.append(complex(x))
+    a = np.array(values, dtype=np.complex128)
+    if dt.np.names is None:
+        return a.astype(dt.np)
+    r = np.empty(a.shape, dt.np)     # complex32: the float16 pair, part by part
+    r["real"], r["imag"] = a.real, a.imag
+    return r
+
+
 def _leaves_to_array(leaves, dt):
+    if dt.is_complex:
+        return _complex_leaves_to_array(leaves, dt)
     if not all(type(x) in _PY_NUMBERS for x in leaves):
         leaves = [_leaf_to_number(x, dt) for x in leaves]
     if dt is D.bool:
@@ -240,7 +262,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if dev is not CPU:
             t = _to_copy(t, device=dev)
     if requires_grad:
-        if not t.is_floating_point():
+        if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t.requires_grad_(True)
     return t
@@ -284,7 +306,8 @@ def check_numpy_array(a):
     """torch's checks on an ndarray before sharing its memory."""
     if a.dtype not in D.FROM_NUMPY:
         raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The only supported "
-                        "types are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool.")
+                        "types are: float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, "
+                        "int8, uint8, and bool.")
     if any(s < 0 for s in a.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
                          "strides are not currently supported. (You can probably work around this by making a "

@@ -2,7 +2,8 @@
 
 Dimensioned tensors outrank zero-dim tensors, which outrank Python numbers;
 a lower rank only matters when it is of a higher category (bool < integral <
-floating), e.g. int tensor + 2.5 -> the default float dtype.
+floating < complex), e.g. int tensor + 2.5 -> the default float dtype, and
+float16 tensor * 1j -> complex32 (the tensor's parts decide the precision).
 """
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def scalar_result_dtype(v):
         return D.int64
     if isinstance(v, (float, np.floating)):
         return D.get_default_dtype()
+    if isinstance(v, (complex, np.complexfloating)):
+        return D.default_complex_dtype()
     raise TypeError(f"expected a Tensor or a Python number, got {type(v).__name__}")
 
 
@@ -29,7 +32,12 @@ def _combine(higher, lower):
     """torch's combine_categories: a lower-priority state only matters across categories."""
     if higher is None:
         return lower
-    if lower is None or higher.is_floating_point:
+    if lower is None or higher.is_complex:
+        return higher
+    if lower.is_complex:
+        # a complex number of lower priority keeps a floating tensor's precision (float16 * 1j is complex32)
+        return higher.to_complex() if higher.is_floating_point else PROMOTE[higher, lower]
+    if higher.is_floating_point:
         return higher
     if higher is D.bool or lower.is_floating_point:
         return PROMOTE[higher, lower]

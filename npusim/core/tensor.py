@@ -59,6 +59,22 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+def _complex32_as_complex64(a):
+    """complex32 values (NumPy's structured pair of float16) as complex64, for reading them out."""
+    r = np.empty(a.shape, np.complex64)
+    r.real, r.imag = a["real"], a["imag"]
+    return r
+
+
+def _real_scalar(v, c10_name):
+    """A complex value read as a real number: c10 refuses a nonzero imaginary part."""
+    if v.__class__ is complex:
+        if v.imag:
+            raise RuntimeError(f"value cannot be converted to type {c10_name} without overflow")
+        return v.real
+    return v
+
+
 class Tensor:
     """A multi-dimensional array on a device (``torch.Tensor``)."""
 
@@ -143,7 +159,8 @@ class Tensor:
         return self._a.dtype.kind == "f" or self._a.dtype == _dt.bfloat16.np
 
     def is_complex(self) -> bool:
-        return False
+        dt = self._a.dtype
+        return dt.kind == "c" or dt.names is not None    # complex32 is a structured pair of float16
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
@@ -225,6 +242,8 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
         if self._device is not CPU:
             a = _host_array(self)
+        if a.dtype.names is not None:
+            a = _complex32_as_complex64(a)
         v = a.reshape(()).item() if a.__class__ is _ndarray else a.item()
         if a.dtype == _dt.bfloat16.np:
             v = float(v)
@@ -234,6 +253,8 @@ class Tensor:
         a = _host_array(self) if self._device is not CPU else self._a
         if a.dtype == _dt.bfloat16.np:
             a = a.astype(np.float32)
+        elif a.dtype.names is not None:
+            a = _complex32_as_complex64(a)
         return a.tolist()
 
     def numpy(self, *, force=False):
@@ -247,6 +268,8 @@ class Tensor:
                                "instead.")
         if self._a.dtype == _dt.bfloat16.np:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if self._a.dtype.names is not None:
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._a
 
     def __array__(self, dtype=None, copy=None):
@@ -283,10 +306,10 @@ class Tensor:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
 
     def __int__(self):
-        return int(self._scalar_for("int"))
+        return int(_real_scalar(self._scalar_for("int"), "int64_t"))
 
     def __float__(self):
-        return float(self._scalar_for("float"))
+        return float(_real_scalar(self._scalar_for("float"), "double"))
 
     def __complex__(self):
         return complex(self._scalar_for("complex"))

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from ..core.c10.user_frames import user_stacklevel
 from ..core.c10 import dtype as D
 from ..core import promotion
 from ..core.c10.device import CPU
@@ -206,7 +207,7 @@ def resize_out(out: Tensor, shape):
             f"does not match the required output shape {list(shape)}. This behavior is deprecated, and in a "
             f"future PyTorch release outputs will not be resized unless they have zero elements. You can "
             f"explicitly reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).",
-            UserWarning, stacklevel=5)
+            UserWarning, stacklevel=user_stacklevel())
     resize_in_storage(out, shape)
 
 

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from ..core.c10.user_frames import user_stacklevel
 from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor
@@ -591,7 +592,7 @@ def where(condition, self, other):
     if condition._a.dtype != _BOOL:
         warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
                       "in a future version of PyTorch. Use a boolean condition instead.", UserWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
     cd = C.result_type(self, other)
     dev = C.common_device(condition, self, other)
     C.check_devices(dev, condition, self, other)

@@ -257,6 +257,8 @@ def nan_to_num_(self, nan=None, posinf=None, neginf=None):
 def angle(self):
     """The argument of a real number: pi below zero, 0 otherwise, NaN for NaN; integers give the default float.
     Its gradient is zero (the comparison carries none), as torch's is for real inputs."""
+    if self.is_complex():   # atan2 of the parts: its gradient is torch's, g * i z / |z|^2
+        return aten.atan2.default(aten.imag.default(self), aten.real.default(self))
     x = self if self.is_floating_point() else aten._to_copy.default(self, dtype=D.get_default_dtype())
     below = aten._to_copy.default(aten.lt.Scalar(x, 0), dtype=x.dtype)
     return aten.where.self(aten.isnan.default(x), x, aten.mul.Scalar(below, math.pi))

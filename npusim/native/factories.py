@@ -6,6 +6,7 @@ Factories have no tensor input: the dispatcher chose the backend from
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -15,8 +16,10 @@ from ..core.c10.device_guard import DeviceGuard, has_guard_impl
 from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
 from ..core.c10.memory_format import check_rank, dense_order
 from ..core.c10.storage import array_address, array_root
+from ..core.c10.user_frames import user_stacklevel
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
+from ..kernels import complex as KX
 from ..kernels import factories as KC
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of
@@ -68,12 +71,20 @@ def _check_storage_size(shape, itemsize) -> None:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
 
 
+def _check_complex32(xp, dt):
+    """complex32 lives in NumPy's structured pair of float16, which CuPy lacks: no complex32 on a GPU (yet)."""
+    if dt is D.complex32 and xp is not np:
+        raise NotImplementedError("complex32 tensors on a device whose arrays are CuPy's are not supported by "
+                                  "npusim (CuPy has no complex32); use complex64")
+
+
 def _allocate(fill, shape, dt, dev):
     _check_storage_size(shape, dt.itemsize)
     hooks = None if dev is CPU else get_device_hooks(dev.type)
     if hooks is not None:
         hooks.check_allocation(math.prod(shape) * dt.itemsize, dev)
     xp = np if hooks is None else hooks.array_namespace(dev)
+    _check_complex32(xp, dt)
     try:
         a = fill(xp, shape, dt.np)
     except MemoryError:
@@ -118,6 +129,8 @@ def zeros(size, dtype=None, layout=None, device=None, pin_memory=None):
 
 def ones(size, dtype=None, layout=None, device=None, pin_memory=None):
     dt, dev = _target(dtype, device, layout)
+    if dt is D.complex32:   # NumPy's ones would set both parts of the float16 pair
+        return _allocate(KX.ones, _checked_shape(size), dt, dev)
     return _allocate(lambda xp, s, d: xp.ones(s, d), _checked_shape(size), dt, dev)
 
 
@@ -134,6 +147,8 @@ def full(size, fill_value, dtype=None, layout=None, device=None, pin_memory=None
     dt, dev = _target(dtype, device, layout, default)
     shape = _checked_shape(size)
     v = _fill_scalar(fill_value, dt.np, math.prod(shape))
+    if dt is D.complex32:
+        return _allocate(lambda xp, s, d: KX.full(xp, s, v, d), shape, dt, dev)
     return _allocate(lambda xp, s, d: xp.full(s, v, d), shape, dt, dev)
 
 
@@ -157,6 +172,7 @@ _CHANNELS_LAST = {"channels_last": (0, 2, 3, 1), "channels_last_3d": (0, 2, 3, 4
 
 
 def _like_array(xp, self, dt, memory_format, fill):
+    _check_complex32(xp, dt)
     a = self._a
     shape = a.shape
     cl = _CHANNELS_LAST.get(memory_format) if memory_format is not None else None
@@ -192,13 +208,14 @@ def _like_factory(fill):
 
 empty_like = _like_factory(lambda xp, s, d: xp.empty(s, d))
 zeros_like = _like_factory(lambda xp, s, d: xp.zeros(s, d))
-ones_like = _like_factory(lambda xp, s, d: xp.ones(s, d))
+ones_like = _like_factory(lambda xp, s, d: KX.ones(xp, s, d) if d.names is not None else xp.ones(s, d))
 
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
     dt, dev = _like(self, dtype, layout, device, memory_format)
     v = _fill_scalar(fill_value, dt.np, self.numel())
-    return C.make(_like_array(xp_for(dev), self, dt, memory_format, lambda xp, s, d: xp.full(s, v, d)), dev)
+    fill = (lambda xp, s, d: KX.full(xp, s, v, d)) if dt is D.complex32 else (lambda xp, s, d: xp.full(s, v, d))
+    return C.make(_like_array(xp_for(dev), self, dt, memory_format, fill), dev)
 
 
 def eye(n, m=None, dtype=None, layout=None, device=None, pin_memory=None):
@@ -278,7 +295,16 @@ def copy_(self, src, non_blocking=False):
     return self
 
 
+def warn_if_discarding(src_dt, dst_dt) -> None:
+    if KX.discards_imaginary(src_dt, dst_dt):
+        warnings.warn(KX.DISCARDS_IMAGINARY, UserWarning, stacklevel=user_stacklevel())
+
+
 def _write(xp, dst, src):
+    src_dt = getattr(src, "dtype", dst.dtype)
+    if KX.is_complex(src_dt) or dst.dtype.names is not None:
+        warn_if_discarding(src_dt, dst.dtype)
+        return KX.write(dst, src)   # complex32 part by part; complex to real keeps the real part
     try:
         if xp is np:
             P.copyto(dst, src, "unsafe")   # large copies run on the intra-op threads
@@ -329,6 +355,8 @@ def local_scalar_dense(self):
     a = self._a
     if a.size != 1:
         raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+    if a.dtype.names is not None:
+        a = KX.widen(a)
     v = a.reshape(()).item() if a.__class__ is np.ndarray else a.reshape(()).get().item()
     if a.dtype == C.BFLOAT16:
         v = float(v)
@@ -352,7 +380,11 @@ def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blo
     if dev is self._device and memory_format in (None, "preserve_format"):
         a = self._a
         C.check_capacity(a.size * dt.itemsize, dev)     # an expanded view's copy holds every element
-        r = P.astype(a, dt.np)
+        if dt.is_complex or KX.is_complex(a.dtype):
+            warn_if_discarding(a.dtype, dt.np)
+            r = KX.cast(a, dt.np)
+        else:
+            r = P.astype(a, dt.np)
         return C.make(r, dev)
     out = aten.empty_like.default(self, dtype=dt, device=dev, memory_format=memory_format)
     aten.copy_.default(out, self, non_blocking)

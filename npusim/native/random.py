@@ -6,14 +6,17 @@ checked against the op's device, or the device's default).
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
+from ..core.c10.user_frames import user_stacklevel
 from ..core.c10 import dtype as D
 from ..core.c10.generator import generator_for
 from ..core.tensor import Tensor
 from ..kernels import device_checks as DC
+from ..kernels import complex as KX
 from ..kernels import random as KR
 from ..kernels.array_api import namespace_of
 from . import common as C
@@ -49,6 +52,22 @@ def _require_float(dt, kernel):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{C.TORCH_NAME[dt]}'")
 
 
+def _complex_draw(draw, dt):
+    """``draw`` made complex when ``dt`` is, as torch draws complex tensors: the real and imaginary parts as a
+    trailing pair of the parts' dtype (``draw`` already holds torch's std / sqrt(2) for normal draws)."""
+    if not dt.is_complex:
+        return draw
+
+    def complex_draw(xp, key, c, s, d):
+        parts, blocks = draw(xp, key, c, tuple(s) + (2,), dt.to_real().np)
+        return KX.from_parts(xp, parts, d), blocks
+    return complex_draw
+
+
+def _real(dt):
+    return dt.to_real() if dt.is_complex else dt
+
+
 def _draw_new(size, dtype, device, layout, generator, draw):
     """A new tensor filled by ``draw(xp, key, counter, shape, np_dtype) -> (array, blocks)``."""
     dt, dev = F._target(dtype, device, layout)
@@ -82,7 +101,7 @@ def _check_in_dtype(dt, low, high_inclusive):
                 warnings.warn(f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision limitations "
                               f"{_CPP_NAME[dt]} can support discrete uniform distribution "
                               f"only within this range. This warning will become an error in version 1.7 release, "
-                              f"please fix the code in advance", UserWarning, stacklevel=4)
+                              f"please fix the code in advance", UserWarning, stacklevel=user_stacklevel())
         return
     lo, hi = (0, 1) if dt is D.bool else (int(np.iinfo(dt.np).min), int(np.iinfo(dt.np).max))
     for value, name in ((low, "from"), (high_inclusive, "to - 1")):
@@ -131,15 +150,15 @@ def _check_std(std):
 
 def rand(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     dt = _dtype_arg(dtype, D.get_default_dtype())
-    _check_uniform(dt, 0.0, 1.0)
-    return _draw_new(size, dt, device, layout, generator, KR.uniform)
+    _check_uniform(_real(dt), 0.0, 1.0)
+    return _draw_new(size, dt, device, layout, generator, _complex_draw(KR.uniform, dt))
 
 
 def randn(size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
     dt = _dtype_arg(dtype, D.get_default_dtype())
     if 0 not in tuple(size):   # torch's normal kernel (and its dtype check) never runs for no elements
-        _require_float(dt, "normal_kernel_cpu")
-    return _draw_new(size, dt, device, layout, generator, KR.normal)
+        _require_float(_real(dt), "normal_kernel_cpu")
+    return _draw_new(size, dt, device, layout, generator, _complex_draw(_normal(dt), dt))
 
 
 def randint(high, size, generator=None, dtype=4, layout=None, device=None, pin_memory=None):
@@ -190,13 +209,24 @@ def _like(self, dtype, device, generator, draw, memory_format=None):
 
 
 def rand_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    _check_uniform(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), 0.0, 1.0)
-    return _like(self, dtype, device, generator, KR.uniform, memory_format)
+    dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
+    _check_uniform(_real(dt), 0.0, 1.0)
+    return _like(self, dtype, device, generator, _complex_draw(KR.uniform, dt), memory_format)
 
 
 def randn_like(self, generator=None, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    _require_float(self.dtype if dtype is None else _dtype_arg(dtype, self.dtype), "normal_kernel_cpu")
-    return _like(self, dtype, device, generator, KR.normal, memory_format)
+    dt = self.dtype if dtype is None else _dtype_arg(dtype, self.dtype)
+    _require_float(_real(dt), "normal_kernel_cpu")
+    return _like(self, dtype, device, generator, _complex_draw(_normal(dt), dt), memory_format)
+
+
+def _normal(dt, mean=0.0, std=1.0):
+    """Normal draws of ``dt``'s parts: torch gives each part of a complex value the variance std ** 2 / 2."""
+    if dt.is_complex:
+        std = std / math.sqrt(2.0)
+    if mean == 0.0 and std == 1.0:
+        return KR.normal
+    return lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std)
 
 
 def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
@@ -214,16 +244,17 @@ def randint_like_low(self, low, high, generator=None, dtype=None, layout=None, d
 # --- in-place fills -----------------------------------------------------------------------------------------
 
 def uniform_(self, from_=0.0, to=1.0, generator=None):
-    _check_uniform(self.dtype, from_, to)
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.uniform(xp, key, c, s, d, from_, to))
+    _check_uniform(_real(self.dtype), from_, to)
+    return _fill(self, generator, _complex_draw(lambda xp, key, c, s, d: KR.uniform(xp, key, c, s, d, from_, to),
+                                                self.dtype))
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
     _check_std(std)
     if self.numel() == 0:   # torch's kernel (and its dtype check) never runs for no elements
         return self
-    _require_float(self.dtype, "normal_kernel_cpu")
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std))
+    _require_float(_real(self.dtype), "normal_kernel_cpu")
+    return _fill(self, generator, _complex_draw(_normal(self.dtype, mean, std), self.dtype))
 
 
 def exponential_(self, lambd=1.0, generator=None):

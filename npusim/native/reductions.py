@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ..core.c10.user_frames import user_stacklevel
 from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.tensor import Tensor, _wrap_dim
@@ -339,7 +340,7 @@ def _var_std(self, dim, correction, keepdim, fname, type_error, want_std, out=No
     out_numel = a.size // n if n else 0
     if (n if out_numel else 0) - c <= 0:
         warnings.warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      f"reduction factor (input numel divided by output numel).", UserWarning, stacklevel=6)
+                      f"reduction factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
     return R.var_mean(a, axes, c, keepdim, want_std=want_std)
 
 

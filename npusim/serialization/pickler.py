@@ -134,15 +134,21 @@ class _TorchReductions:
         if stride and min(stride) < 0:  # torch has no negative strides: store such a view as a copy
             t = t.contiguous()
             stride = t.stride()
-        args = (_StorageRef(t.untyped_storage(), t.dtype), t.storage_offset(), tuple(t.shape), stride,
-                t.requires_grad, OrderedDict())
+        rebuild = N.REBUILD_TENSOR_V2
+        if t.dtype in N.STORAGE_TYPE_NAME:
+            args = (_StorageRef(t.untyped_storage(), t.dtype), t.storage_offset(), tuple(t.shape), stride,
+                    t.requires_grad, OrderedDict())
+        else:   # a dtype without a legacy storage class (complex32): torch's v3, an untyped storage plus the dtype
+            rebuild = N.REBUILD_TENSOR_V3
+            args = (t.untyped_storage(), t.storage_offset(), tuple(t.shape), stride, t.requires_grad, OrderedDict(),
+                    t.dtype)
         metadata = get_tensor_metadata(t)
         if metadata:
             args += (metadata,)
         if type(t) is Tensor and state is None:
-            return (self._use(N.REBUILD_TENSOR_V2), args)
+            return (self._use(rebuild), args)
         new_type = self._use(N.TORCH_TENSOR) if type(t) is Tensor else type(t)
-        return (self._use(N.REBUILD_FROM_TYPE_V2), (self._use(N.REBUILD_TENSOR_V2), new_type, args, state))
+        return (self._use(N.REBUILD_FROM_TYPE_V2), (self._use(rebuild), new_type, args, state))
 
 
 class _FastPickler(_TorchReductions, pickle.Pickler):

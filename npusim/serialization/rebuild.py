@@ -102,6 +102,8 @@ def _finish(t: Tensor, requires_grad, metadata) -> Tensor:
         if metadata.get("neg"):
             raise UnpicklingError("the archive marks a tensor with torch's negative bit (a lazy negation), which "
                                   "npusim does not support: save it after resolving the bit (tensor.resolve_neg())")
+        if metadata.get("conj") and t.is_complex():
+            t = t.conj_physical()   # torch's lazy conjugate bit; npusim has none, so the values are conjugated
         set_tensor_metadata(t, metadata)
     if requires_grad:
         if requires_grad is not True:

@@ -16,6 +16,8 @@ STORAGE_NAME_OF_DTYPE = {
     _dt.bfloat16: "BFloat16Storage", _dt.int64: "LongStorage", _dt.int32: "IntStorage",
     _dt.int16: "ShortStorage", _dt.int8: "CharStorage", _dt.uint8: "ByteStorage", _dt.bool: "BoolStorage",
 }
+# complex32 has no legacy storage class in torch: its tensors are saved with _rebuild_tensor_v3
+STORAGE_NAME_OF_DTYPE.update({_dt.complex64: "ComplexFloatStorage", _dt.complex128: "ComplexDoubleStorage"})
 DTYPE_OF_STORAGE_NAME = {name: dt for dt, name in STORAGE_NAME_OF_DTYPE.items()}
 
 # torch storage types and dtypes npusim cannot represent: named in the error instead of "not allowed"
@@ -31,6 +33,11 @@ UNSUPPORTED_DTYPE_NAMES = frozenset({
     "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1", "int2", "int3", "int4", "int5",
     "int6", "int7",
 })
+
+# the complex dtypes are npusim's too
+UNSUPPORTED_STORAGE_NAMES = {k: v for k, v in UNSUPPORTED_STORAGE_NAMES.items() if not k.startswith("Complex")}
+UNSUPPORTED_DTYPE_NAMES = UNSUPPORTED_DTYPE_NAMES - {"complex32", "complex64", "complex128", "cfloat", "cdouble",
+                                                     "chalf"}
 
 
 def _torch_global(module: str, name: str):
@@ -52,13 +59,14 @@ def _torch_global(module: str, name: str):
 
 
 REBUILD_TENSOR_V2 = _torch_global("torch._utils", "_rebuild_tensor_v2")
+REBUILD_TENSOR_V3 = _torch_global("torch._utils", "_rebuild_tensor_v3")
 REBUILD_PARAMETER = _torch_global("torch._utils", "_rebuild_parameter")
 REBUILD_PARAMETER_WITH_STATE = _torch_global("torch._utils", "_rebuild_parameter_with_state")
 REBUILD_FROM_TYPE_V2 = _torch_global("torch._tensor", "_rebuild_from_type_v2")
 TORCH_TENSOR = _torch_global("torch", "Tensor")
 TORCH_SIZE = _torch_global("torch", "Size")
 TORCH_DEVICE = _torch_global("torch", "device")
-TORCH_UNTYPED_STORAGE = _torch_global("torch", "UntypedStorage")
+TORCH_UNTYPED_STORAGE = _torch_global("torch.storage", "UntypedStorage")   # where torch.save names it
 STORAGE_TYPE_NAME = {dt: _torch_global("torch", name) for dt, name in STORAGE_NAME_OF_DTYPE.items()}
 
 

@@ -226,7 +226,8 @@ def _attach(out, node, nondiff, view_kind=0):
     """Give each differentiable output its grad_fn (views get a ViewAutogradMeta); returns the outputs."""
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for i, t in enumerate(outs):
-        if i in nondiff or t.__class__ is not Tensor and not isinstance(t, Tensor) or not t.is_floating_point():
+        if i in nondiff or t.__class__ is not Tensor and not isinstance(t, Tensor) or not (
+                t.is_floating_point() or t.is_complex()):
             continue
         am = t._am
         base = t._base
@@ -253,7 +254,8 @@ def _mark_no_grad_views(out):
     """
     outs = out if isinstance(out, (tuple, list)) else (out,)
     for t in outs:
-        if isinstance(t, Tensor) and t._base is not None and t._am is None and t.is_floating_point():
+        if isinstance(t, Tensor) and t._base is not None and t._am is None and (t.is_floating_point()
+                                                                                or t.is_complex()):
             t._am = ViewAutogradMeta(t, t._base, True, None, 0, NO_GRAD_MODE)
             t._ks = t._device._grad_ks
 
@@ -413,7 +415,7 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         if out.__class__ is Tensor and not view_kind:
             # one plain output, the common case
             outs = (out,)
-            if out.is_floating_point():
+            if out.is_floating_point() or out.is_complex():
                 am = out._am
                 if am is None:
                     out._am = AutogradMeta(True, node, 0)

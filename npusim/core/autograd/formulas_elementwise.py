@@ -37,6 +37,8 @@ def as_input(g, t):
         return None
     g = sum_to(g, t.shape)
     if g.dtype is not t.dtype:
+        if g.dtype.is_complex and not t.dtype.is_complex:
+            g = aten.real.default(g)    # torch's handle_r_to_c: a real input's gradient is the real part
         g = aten._to_copy.default(g, dtype=t.dtype)
     return g
 

@@ -13,6 +13,8 @@ def _zeros(g):
 @derivative("_to_copy", save=("self_meta",))
 def to_copy_backward(ctx, g):
     x = ctx.self_meta
+    if g.dtype.is_complex and not x.dtype.is_complex:
+        g = aten.real.default(g)     # a real input's gradient is the real part (torch's _to_copy_backward)
     return aten._to_copy.default(g, dtype=x.dtype, device=x.device)
 
 

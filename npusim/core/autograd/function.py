@@ -192,7 +192,7 @@ class Function(metaclass=FunctionMeta):
         for i, o in enumerate(outs):
             if isinstance(o, Tensor):
                 meta.append((tuple(o.shape), o.dtype, o._device))
-                if id(o) not in non_diff and o.is_floating_point():
+                if id(o) not in non_diff and (o.is_floating_point() or o.is_complex()):
                     o = _attach_output(node, o, i, tensors, id(o) in dirty)
             else:
                 meta.append(None)
@@ -265,7 +265,7 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         res = []
         for i, o in enumerate((outputs,) if single else outputs):
-            if isinstance(o, Tensor) and o.is_floating_point():
+            if isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex()):
                 o = make_alias(o._a, o)
                 o._am = AutogradMeta(True, node, i)
                 o._ks = o._device._grad_ks

@@ -84,7 +84,7 @@ def set_requires_grad(t, flag, *, attribute=False) -> None:
         return
     if flag and t._vc is INFERENCE_VC and not in_inference_mode():
         raise RuntimeError(REQUIRES_GRAD_MESSAGE)
-    if flag and not t.is_floating_point():
+    if flag and not (t.is_floating_point() or t.is_complex()):
         raise RuntimeError("only Tensors of floating point and complex dtype can require gradients" if attribute
                            else "only Tensors of floating point dtype can require gradients")
     if am is None:

@@ -95,7 +95,8 @@ class SavedTensor:
             self.tensor = make_alias(t._a, t)
             self.output_nr = output_nr
             # only a differentiable output is re-attached to its node
-            self.node_ref = weakref.ref(node) if node is not None and t.is_floating_point() else None
+            self.node_ref = weakref.ref(node) if node is not None and (t.is_floating_point() or t.is_complex()) \
+                else None
         else:
             self.tensor = t
             self.output_nr = 0
@@ -125,7 +126,8 @@ class SavedTensor:
         self.tensor = packed
         self.is_output = is_output
         self.output_nr = output_nr
-        self.node_ref = weakref.ref(node) if is_output and node is not None and t.is_floating_point() else None
+        self.node_ref = weakref.ref(node) if is_output and node is not None and (
+            t.is_floating_point() or t.is_complex()) else None
         self.view_geom = view_geom
         self.version = version
 

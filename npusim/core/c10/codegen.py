@@ -1,4 +1,5 @@
-"""Python source generated at run time: dispatch functions, device-guard wrappers, capacity-check wrappers.
+"""Python source generated at run time: dispatch functions and device-guard, capacity-check and complex-check
+wrappers.
 
 A wrapper that takes exactly its operator's parameters (no ``*args``/``**kwargs`` packing) is what keeps a
 call cheap, and such a wrapper has to be written out per signature. Every generator builds its source here:
@@ -23,15 +24,16 @@ import threading
 import types
 from dataclasses import dataclass
 
-__all__ = ["DISPATCH", "DEVICE_GUARD", "CAPACITY_CHECK", "KINDS", "GENERATED_PREFIXES", "Param", "Signature",
-           "pyname", "compile_function", "named_code", "inner_codes", "name_function", "source_of", "generated",
+__all__ = ["DISPATCH", "DEVICE_GUARD", "CAPACITY_CHECK", "COMPLEX_CHECK", "KINDS", "GENERATED_PREFIXES", "Param",
+           "Signature", "pyname", "compile_function", "named_code", "inner_codes", "name_function", "source_of", "generated",
            "is_generated_filename"]
 
 # the kinds of generated code, in the order a call meets them
 DISPATCH = "dispatch"
 DEVICE_GUARD = "device guard"
 CAPACITY_CHECK = "capacity check"
-KINDS = (DISPATCH, DEVICE_GUARD, CAPACITY_CHECK)
+COMPLEX_CHECK = "complex check"     # native/complex_support.py: ops that refuse complex arguments
+KINDS = (DISPATCH, DEVICE_GUARD, CAPACITY_CHECK, COMPLEX_CHECK)
 GENERATED_PREFIXES = tuple(f"<{kind} " for kind in KINDS)
 
 

@@ -16,12 +16,14 @@ __all__ = [
     "bfloat16", "float32", "float64", "half", "float", "double", "short", "int",
     "long", "get_default_dtype", "set_default_dtype", "promote_types",
     "can_cast", "finfo", "iinfo",
+    "complex32", "complex64", "complex128", "chalf", "cfloat", "cdouble",
 ]
 
 _builtin_bool, _builtin_int, _builtin_float = bool, int, float
 
-# Promotion categories, lowest first: bool < integral < floating.
+# Promotion categories, lowest first: bool < integral < floating < complex.
 _BOOL, _INT, _FLOAT = 0, 1, 2
+_COMPLEX = 3
 
 
 class dtype:
@@ -35,8 +37,8 @@ class dtype:
         self.np = np.dtype(np_dtype)
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_complex = False
-        self.is_signed = category == _FLOAT or (category == _INT and self.np.kind == "i")
+        self.is_complex = category == _COMPLEX
+        self.is_signed = category >= _FLOAT or (category == _INT and self.np.kind == "i")
         self._category = category
         self._rank = rank
 
@@ -50,10 +52,15 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        """The real dtype of this dtype's parts (complex64 -> float32); a real dtype gives itself."""
+        return _REAL_OF.get(self, self)
 
     def to_complex(self):
-        raise RuntimeError(f"to_complex: {self} has no complex counterpart in npusim")
+        """The complex dtype with this dtype's parts (float32 -> complex64, bfloat16 -> complex64, as torch)."""
+        found = _COMPLEX_OF.get(self)
+        if found is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {SCALAR_TYPE_NAME[self]}")
+        return found
 
 
 bool = dtype("bool", np.bool_, _BOOL, 0)
@@ -70,11 +77,25 @@ float64 = dtype("float64", np.float64, _FLOAT, 9)
 half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 
+# Complex dtypes. NumPy has no complex32: it is stored as a pair of float16 (a structured dtype whose fields
+# are the real and imaginary parts), so ``x.real`` of a complex32 array is still a strided view.
+COMPLEX32_NP = np.dtype([("real", np.float16), ("imag", np.float16)])
+complex32 = dtype("complex32", COMPLEX32_NP, _COMPLEX, 10)
+complex64 = dtype("complex64", np.complex64, _COMPLEX, 11)
+complex128 = dtype("complex128", np.complex128, _COMPLEX, 12)
+chalf, cfloat, cdouble = complex32, complex64, complex128
+COMPLEX_DTYPES = (complex32, complex64, complex128)
+_REAL_OF = {complex32: float16, complex64: float32, complex128: float64}
+_COMPLEX_OF = {float16: complex32, bfloat16: complex64, float32: complex64, float64: complex128,
+               **{c: c for c in COMPLEX_DTYPES}}
+
 ALL_DTYPES = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+ALL_DTYPES = ALL_DTYPES + COMPLEX_DTYPES
 _BY_NAME = {d.name: d for d in ALL_DTYPES}
 # torch's ScalarType names: its error messages print these ("Float", "Long", ...)
 SCALAR_TYPE_NAME = {bool: "Bool", uint8: "Byte", int8: "Char", int16: "Short", int32: "Int", int64: "Long",
                     float16: "Half", bfloat16: "BFloat16", float32: "Float", float64: "Double"}
+SCALAR_TYPE_NAME.update({complex32: "ComplexHalf", complex64: "ComplexFloat", complex128: "ComplexDouble"})
 # NumPy dtype -> npusim dtype; hashing an np.dtype is cheap and exact.
 FROM_NUMPY = {d.np: d for d in ALL_DTYPES}
 
@@ -89,7 +110,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types are: "
-            "float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "float64, float32, float16, bfloat16, complex64, complex128, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -98,6 +119,11 @@ def from_numpy_dtype(np_dtype) -> dtype:
 def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
+    if a._category == _COMPLEX or b._category == _COMPLEX:
+        # a complex dtype wins over bool and integral ones; with a floating or complex one, the parts promote
+        if a._category < _FLOAT or b._category < _FLOAT:
+            return a if a._category == _COMPLEX else b
+        return _promote_pair(a.to_real(), b.to_real()).to_complex()
     if a._category != b._category:
         return a if a._category > b._category else b
     if a._category == _FLOAT:
@@ -140,7 +166,7 @@ def as_dtype(value):
         if found is not None:
             return found
         if value is complex:
-            raise TypeError("dtype=complex: npusim has no complex dtypes (torch would make complex128)")
+            return complex128
     return value
 
 
@@ -186,7 +212,14 @@ def scalar_dtype(value) -> dtype:
         return int64
     if isinstance(value, (_builtin_float, np.floating)):
         return _default
+    if isinstance(value, (complex, np.complexfloating)):
+        return default_complex_dtype()
     raise TypeError(f"expected a Python number, got {type(value).__name__}")
+
+
+def default_complex_dtype() -> dtype:
+    """The dtype of new complex tensors: the default float dtype's complex counterpart, as in torch."""
+    return _COMPLEX_OF[_default]
 
 
 # --- finfo / iinfo -----------------------------------------------------------
@@ -197,6 +230,7 @@ class finfo:
     def __init__(self, type: dtype | None = None):  # noqa: A002 - torch's parameter name
         type = _default if type is None else type
         type, = _check_dtype_arg("finfo", (("type", type),))
+        type = type.to_real()     # torch describes a complex dtype by its parts' dtype
         if not type.is_floating_point:
             raise TypeError("npusim.finfo() requires a floating point input type. Use npusim.iinfo to handle "
                             "'npusim.finfo'")
@@ -220,7 +254,7 @@ class iinfo:
 
     def __init__(self, type: dtype):  # noqa: A002
         type, = _check_dtype_arg("iinfo", (("type", type),))
-        if type.is_floating_point:
+        if type.is_floating_point or type.is_complex:
             raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
                             "'npusim.iinfo'")
         if type is bool:

@@ -20,6 +20,7 @@ C10_NAME = {
     np.dtype(np.int16): "int16_t", np.dtype(np.int32): "int", np.dtype(np.int64): "int64_t", _HALF: "c10::Half",
     _BF16: "c10::BFloat16", np.dtype(np.float32): "float", np.dtype(np.float64): "double",
 }
+C10_NAME.update({np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>"})
 _INT_LIMITS = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
                for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 # the largest finite value of the floating dtypes a Python float can exceed
@@ -42,6 +43,15 @@ def checked_scalar(value, np_dt, *, check_reduced_float=True):
     if isinstance(value, np.generic):
         value = value.item()   # NumPy scalars convert like the Python numbers they hold
     kind = np_dt.kind
+    if kind == "c" or np_dt.names is not None:
+        # a complex target (complex32, a pair of float16, takes a complex64 value for its writers to split)
+        return (np.complex64 if np_dt.names is not None else np_dt.type)(complex(value))
+    if value.__class__ is complex:
+        if kind == "b":
+            return np_dt.type(bool(value))
+        if value.imag != 0:
+            overflow(np_dt)
+        value = value.real   # c10 takes a complex number with no imaginary part as its real part
     if value.__class__ is bool:
         return np_dt.type(value if kind == "b" else int(value))
     if isinstance(value, int) and not -2 ** 63 <= value < 2 ** 64:

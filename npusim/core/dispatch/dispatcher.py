@@ -94,6 +94,18 @@ def set_out_destination(offer, withdraw) -> None:
     _invalidate_all()
 
 
+# Wraps the aten kernels a backend key (or a decomposition) resolves to: native/complex_support.py refuses complex
+# arguments to the ops not known to handle them. Installed by the native layer; core cannot import it.
+_kernel_wrapper = None
+
+
+def set_kernel_wrapper(wrap) -> None:
+    """``wrap(op, kernel)`` gives the callable to run for an aten kernel (the kernel itself to leave it)."""
+    global _kernel_wrapper
+    _kernel_wrapper = wrap
+    _invalidate_all()
+
+
 def _writes_only_out(op: OpOverload) -> bool:
     written = [a for a in op._schema.arguments if a.type.is_write]
     return len(written) == 1 and written[0].kwarg_only and written[0].name == "out"
@@ -149,7 +161,8 @@ def _describe(v) -> str:
 
 def _number_or_error(v, op, argname, position) -> int:
     """Key set contribution of a non-Tensor value in a Tensor slot (numbers are CPU scalars)."""
-    if isinstance(v, (bool, int, float)) or type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.ndim == 0:
+    if isinstance(v, (bool, int, float, complex)) or type(v).__module__ == "numpy" and hasattr(v, "dtype") and \
+            v.ndim == 0:
         if v.__class__ is int and not _I64_MIN <= v <= _U64_MAX:   # torch's parser makes an int64 or uint64 of it
             raise OverflowError("int too big to convert" if v > 0 else "can't convert negative int to unsigned")
         return 0
@@ -507,6 +520,9 @@ def _compute(op: OpOverload, ks: int):
             fn = functools.partial(reg.fn, DispatchKeySet(ks))
         else:
             fn = reg.fn
+        if _kernel_wrapper is not None and not is_fallback and op._ns == "aten" and (
+                key in BACKEND_KEYS or reg is _last(op._kernels.get(DispatchKey.CompositeImplicitAutograd))):
+            fn = _kernel_wrapper(op, fn)
         if key in _GUARDED_TYPE_OF_KEY:
             typ = _GUARDED_TYPE_OF_KEY[key]
             check = refusal(typ)
@@ -525,7 +541,8 @@ def _compute(op: OpOverload, ks: int):
            or _last(k.get(DispatchKey.CompositeExplicitAutograd))
            or _last(k.get(DispatchKey.CompositeImplicitAutograd)))
     if reg is not None and reg.fn is not fallthrough_kernel:
-        return functools.partial(reg.fn, DispatchKeySet(ks)) if reg.with_keyset else reg.fn
+        fn = functools.partial(reg.fn, DispatchKeySet(ks)) if reg.with_keyset else reg.fn
+        return _kernel_wrapper(op, fn) if _kernel_wrapper is not None and op._ns == "aten" else fn
     backends = ks & BACKEND_MASK
     key = DispatchKey((backends or ks).bit_length() - 1)
     return functools.partial(_missing_kernel, op, key)

@@ -1,0 +1,237 @@
+"""Which kernels take complex tensors, and the guard that makes every other kernel refuse them.
+
+A kernel written for real numbers would quietly drop the imaginary part of a complex input (NumPy casts
+complex to real with only a warning), so support is an allow-list: the dispatcher runs every aten kernel it
+resolves through ``guard`` (``set_kernel_wrapper``), which puts the kernels of ops not in ``COMPLEX_OPS``
+behind a generated check: a complex tensor, a Python complex number or a complex ``dtype=`` among its
+arguments raises torch's error before the kernel runs. An op joins the list only once its kernel computes in
+complex and a test holds it to torch (tests/test_complex_guard.py walks every registered op).
+"""
+from __future__ import annotations
+
+from ..core import promotion
+from ..core.c10 import codegen
+from ..core.c10 import dtype as D
+from ..core.tensor import Tensor
+
+# Ops (overload packet names) whose kernels handle complex tensors.
+COMPLEX_OPS = frozenset({
+    # views and copies: they move elements without looking at them
+    "view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", "flatten", "unflatten",
+    "narrow", "select", "slice", "as_strided", "contiguous", "clone", "detach", "alias", "diagonal", "unbind",
+    "split", "split_with_sizes", "chunk", "_reshape_alias", "view_as", "expand_as", "movedim", "moveaxis",
+    "swapaxes", "swapdims", "ravel", "reshape_as", "squeeze_", "unsqueeze_", "transpose_", "t_", "resize_",
+    "detach_", "lift_fresh", "_unsafe_view",
+    # factories, copy and fill
+    "empty", "empty_strided", "zeros", "ones", "full", "scalar_tensor", "empty_like", "zeros_like", "ones_like",
+    "full_like", "copy_", "fill_", "zero_", "_local_scalar_dense", "_to_copy", "to", "type_as",
+    "new_empty", "new_zeros", "new_ones", "new_full", "new_empty_strided", "eye", "linspace", "logspace",
+    "normal_", "uniform_", "randn", "rand", "randn_like", "rand_like",
+    # the complex ops themselves (api/complex.py and native/complex_views.py)
+    "real", "imag", "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy", "conj",
+    "conj_physical", "conj_physical_", "_conj", "_conj_physical", "resolve_conj", "resolve_neg", "adjoint",
+    "is_conj", "is_neg",
+    "polar", "complex", "angle", "abs", "absolute",
+    # torch.fft, stft / istft and linalg.eig: complex by design (native/spectral*.py, native/linalg_eig*.py;
+    # their own tests hold them to torch)
+    "_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft",
+    "fft_fft2", "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",
+    "fft_rfftn", "fft_irfftn", "fft_hfftn", "fft_ihfftn", "fft_fftfreq", "fft_rfftfreq", "fft_fftshift",
+    "fft_ifftshift", "stft", "istft", "linalg_eig", "_linalg_eigvals", "linalg_eigvals",
+})
+
+# complex32 supports even less in torch: creation, copies and views (torch's "ComplexHalf" kernels are few).
+COMPLEX32_OPS = frozenset({
+    "view", "reshape", "permute", "transpose", "t", "expand", "squeeze", "unsqueeze", "flatten", "unflatten",
+    "narrow", "select", "slice", "as_strided", "contiguous", "clone", "detach", "alias", "diagonal", "unbind",
+    "split", "split_with_sizes", "chunk", "_reshape_alias", "view_as", "expand_as", "movedim", "moveaxis",
+    "swapaxes", "swapdims", "ravel", "reshape_as", "squeeze_", "unsqueeze_", "transpose_", "t_", "detach_",
+    "lift_fresh", "_unsafe_view", "resize_",
+    "empty", "empty_strided", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+    "copy_", "fill_", "zero_", "_local_scalar_dense", "_to_copy", "to", "type_as", "new_empty", "new_zeros",
+    "new_ones", "new_full", "new_empty_strided", "normal_", "uniform_", "randn", "rand", "randn_like",
+    "rand_like", "real", "imag", "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy",
+    "conj", "_conj", "resolve_conj", "resolve_neg", "adjoint", "complex", "is_conj", "is_neg",
+})
+
+# torch's own words for ops whose refusal is not the generic "<op>_cpu" not implemented (torch 2.13, CPU)
+_SORT = (RuntimeError, " Sort does not support complex dtypes on CPU")
+_MESSAGES = {
+    "floor": (NotImplementedError, "floor is not supported for complex inputs"),
+    "ceil": (NotImplementedError, "ceil is not supported for complex inputs"),
+    "trunc": (NotImplementedError, "trunc is not supported for complex inputs"),
+    "fix": (NotImplementedError, "trunc is not supported for complex inputs"),
+    "sign": (NotImplementedError, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead."),
+    "clamp": (NotImplementedError, "clamp is not supported for complex types"),
+    "clamp_min": (NotImplementedError, "clamp is not supported for complex types"),
+    "clamp_max": (NotImplementedError, "clamp is not supported for complex types"),
+    "clip": (NotImplementedError, "clamp is not supported for complex types"),
+    "relu": (NotImplementedError, "clamp is not supported for complex types"),
+    "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "absolute_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
+    "sort": _SORT, "argsort": _SORT, "msort": _SORT,
+    "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),
+    "max": (NotImplementedError, "\"max_all\" not implemented for '{name}'"),
+    "min": (NotImplementedError, "\"min_all\" not implemented for '{name}'"),
+    "amax": (NotImplementedError, "\"max_values_cpu\" not implemented for '{name}'"),
+    "amin": (NotImplementedError, "\"min_values_cpu\" not implemented for '{name}'"),
+    "aminmax": (NotImplementedError, "\"aminmax_cpu\" not implemented for '{name}'"),
+    "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "argmin": (RuntimeError, "argmin(): does not support complex input"),
+    "maximum": (RuntimeError, "maximum not implemented for complex tensors."),
+    "minimum": (RuntimeError, "minimum not implemented for complex tensors."),
+    "fmax": (RuntimeError, "fmax not implemented for complex tensors."),
+    "fmin": (RuntimeError, "fmin not implemented for complex tensors."),
+    "heaviside": (RuntimeError, "heaviside is not yet implemented for complex tensors."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "floor_divide": (NotImplementedError, "\"div_floor_cpu\" not implemented for '{name}'"),
+    "round": (NotImplementedError, "\"round_vml_cpu\" not implemented for '{name}'"),
+    "softmax": (NotImplementedError, "\"softmax_lastdim_kernel_impl\" not implemented for '{name}'"),
+    "_softmax": (NotImplementedError, "\"softmax_lastdim_kernel_impl\" not implemented for '{name}'"),
+    "log_softmax": (NotImplementedError, "\"log_softmax_lastdim_kernel_impl\" not implemented for '{name}'"),
+    "_log_softmax": (NotImplementedError, "\"log_softmax_lastdim_kernel_impl\" not implemented for '{name}'"),
+}
+
+# torch's CPU kernels of these are "<op>_vml_cpu"
+_MESSAGES.update({op: (NotImplementedError, f"\"{op}_vml_cpu\" not implemented for '{{name}}'")
+                  for op in ("erf", "erfc", "erfinv", "lgamma")})
+
+
+_COMPLEX_NP = frozenset(d.np for d in D.COMPLEX_DTYPES)
+
+
+def is_complex_array(a) -> bool:
+    dt = a.dtype
+    return dt.kind == "c" or dt.names is not None     # complex32 is the structured pair of float16
+
+
+def _complex_in(values):
+    """The first complex tensor's dtype among ``values`` (lists of tensors looked into), True for a Python
+    complex number, else None."""
+    for v in values:
+        if isinstance(v, Tensor):
+            dt = v._a.dtype
+            if dt.kind == "c" or dt.names is not None:
+                return v
+        elif v.__class__ is complex:
+            return True
+        elif v.__class__ is list or v.__class__ is tuple:
+            for w in v:
+                if isinstance(w, Tensor):
+                    dt = w._a.dtype
+                    if dt.kind == "c" or dt.names is not None:
+                        return w
+    return None
+
+
+def _promoted(args):
+    """The complex dtype torch computes in for tensors and a Python complex number (float64 + 1j: complex128)."""
+    operands = [v for v in args if isinstance(v, (Tensor, bool, int, float, complex))]
+    try:
+        return promotion.result_type(*operands)
+    except (TypeError, KeyError):
+        return D.default_complex_dtype()
+
+
+def _is_complex32(found) -> bool:
+    return found is D.complex32 or isinstance(found, Tensor) and found._a.dtype.names is not None
+
+
+def refusal(op: str, found) -> Exception:
+    """torch's error for ``op`` given a complex argument: a tensor, True for a Python complex number, or the
+    complex dtype asked for."""
+    if found is True:
+        name, device = "ComplexDouble", "cpu"
+    elif found.__class__ is D.dtype:
+        name, device = D.SCALAR_TYPE_NAME[found], "cpu"
+    else:
+        name, device = D.SCALAR_TYPE_NAME[D.FROM_NUMPY[found._a.dtype]], found._device.type
+    exc, text = _MESSAGES.get(op, (NotImplementedError, f"\"{op}_{device}\" not implemented for '{{name}}'"))
+    return exc(text.format(name=name))
+
+
+def check_arguments(op: str, args, kwargs) -> None:
+    """Raise torch's error if ``op`` (a packet name) may not take these arguments' complex values."""
+    found = _complex_in(args)
+    if found is True:
+        found = _promoted(args)
+    if found is None and kwargs:
+        found = _complex_in(kwargs.values())
+        if found is True:
+            found = _promoted(args)
+        if found is None:
+            dt = kwargs.get("dtype")
+            if dt is not None and dt.__class__ is D.dtype and dt.is_complex:
+                found = dt     # a complex result asked of a real computation (arange(dtype=cfloat))
+    if found is not None and (op not in COMPLEX_OPS or _is_complex32(found)):
+        raise refusal(op, found)
+
+
+def _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np):
+    """Generated lines that call ``check`` when an argument could be complex: a complex tensor, anything but a
+    number or a tensor in a tensor slot, a complex number in a Scalar slot, a complex dtype in a ScalarType
+    slot."""
+    slow = f"{check}({sig.args_tuple}, {sig.kwargs_dict})"
+    lines = []
+    for p, a in zip(sig.params, schema.arguments):
+        t, n = a.type, p.name
+        if t.base == "Tensor" and not t.is_list:
+            lines += [f"if {n}.__class__ is {tensor_cls} or isinstance({n}, {tensor_cls}):",
+                      f"    if {n}._a.dtype in {complex_np}:",
+                      f"        {slow}",
+                      f"elif {n} is not None and {n}.__class__ is not float and {n}.__class__ is not int:",
+                      f"    {slow}"]
+        elif t.base == "Tensor" or t.base == "Scalar" and t.is_list:
+            lines += [f"if {n}:", f"    {slow}"]
+        elif t.base == "Scalar":
+            lines += [f"if {n}.__class__ is complex:", f"    {slow}"]
+        elif t.base == "ScalarType":
+            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.is_complex:", f"    {slow}"]
+    return lines
+
+
+_factories: dict = {}   # the schema's signature text -> its wrapper factory
+
+
+def _factory(op):
+    schema = op._schema
+    sig = codegen.Signature.of_schema(schema, schema_keys=True)
+    fn_, check, tensor_cls, dtype_cls, complex_np = map(sig.fresh, ("_fn", "_check", "_Tensor", "_dtype",
+                                                                     "_complex_np"))
+    lines = _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np)
+    # the operator's own parameters, taken and passed on as the dispatcher passes them (as the device guard does)
+    src = (f"def _make({fn_}, {check}, {tensor_cls}, {dtype_cls}, {complex_np}, {', '.join(sig.defaults)}):\n"
+           f"    def complex_checked({sig.parameters}):\n" + codegen.indent(lines + [f"return {fn_}({sig.call})"], 2)
+           + "    return complex_checked\n")
+    make = codegen.compile_function(src, codegen.COMPLEX_CHECK)
+    name = f"{schema.name}_complex_check"
+    named = {c: codegen.named_code(c, codegen.COMPLEX_CHECK, op.name_, name) for c in codegen.inner_codes(make)}
+
+    def factory(fn):
+        packet = schema.name.split("::")[-1]
+        checked = make(fn, lambda args, kwargs: check_arguments(packet, args, kwargs), Tensor, D.dtype,
+                       _COMPLEX_NP, **sig.defaults)
+        checked.__code__ = named[checked.__code__]
+        checked.__name__ = checked.__qualname__ = name
+        checked.__wrapped__ = fn
+        return checked
+    return factory
+
+
+def guard(op, fn):
+    """The callable the dispatcher runs for aten ``op``'s kernel ``fn``: ``fn`` itself when the op supports every
+    complex dtype, else ``fn`` behind a generated check that raises torch's error for the complex arguments it
+    does not take (before the kernel runs; real arguments cost a few attribute reads)."""
+    packet = op._opname
+    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS:
+        return fn
+    factory = _factories.get(op)
+    if factory is None:
+        factory = _factories[op] = _factory(op)
+    return factory(fn)
+
+
+__all__ = ["COMPLEX_OPS", "COMPLEX32_OPS", "check_arguments", "guard", "is_complex_array", "refusal"]
