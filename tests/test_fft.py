@@ -114,6 +114,17 @@ def test_dtype_promotion_and_refusals(device):
         npusim.set_default_dtype(before)
 
 
+def test_cpu_autocast_runs_the_transforms_in_float32():
+    # torch's AutocastCPU list casts the FFTs, stft and eig to float32: bfloat16 inputs give complex64
+    x = npusim.randn(8, 8).bfloat16()
+    with npusim.autocast("cpu", dtype=npusim.bfloat16):
+        assert npusim.fft.fft(x).dtype is npusim.complex64
+        assert npusim.fft.hfft(x).dtype is npusim.float32
+        assert npusim.stft(x.flatten(), 8, window=npusim.ones(8).bfloat16(), return_complex=True).dtype \
+            is npusim.complex64
+        assert npusim.linalg.eigvals(x).dtype is npusim.complex64
+
+
 def test_inverse_transforms_invert(device):
     x = _t(X3, device)
     np.testing.assert_allclose(_np(npusim.fft.ifft(npusim.fft.fft(x))), X3, atol=1e-12)
