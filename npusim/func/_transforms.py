@@ -4,9 +4,10 @@ Each call makes fresh differentiable stand-ins for the inputs it differentiates 
 them. A transform nests inside another (``hessian``, ``grad(grad(f))``) and composes with plain autograd as
 torch's do: when the function's graph reaches a tensor that requires grad outside the transform (an outer
 transform's input, or a captured parameter), the gradients are built with ``create_graph`` so that they stay
-differentiable; otherwise the results are plain detached tensors. ``jvp`` and ``jacfwd`` give torch's results
-computed in reverse mode (the double-backward trick; one backward per output element): npusim has no forward
-mode AD.
+differentiable; otherwise the results are plain detached tensors. ``jvp`` and ``jacfwd`` run in forward mode
+(``_forward_transforms``, through ``autograd.forward_ad``) as torch's do; called while a dual level is already
+open (nested in another forward transform) they compute the same values in reverse mode (``jvp`` by the
+double-backward trick, ``jacfwd`` by one backward per output element).
 """
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from ..core.autograd.grad_mode import enable_grad, is_grad_enabled
 from ..core.autograd.node import AccumulateGrad
 from ..api.operators import stack as _stack
 from ..api.factories import zeros_like as _zeros_like
+from ..core.autograd import forward_mode as _fw
 from ..core.tensor import Tensor
+from ._forward_transforms import forward_mode_available, jacfwd_forward, jvp_forward
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "functionalize",
@@ -65,7 +68,11 @@ def _make_differentiable(x, outer_grad: bool):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if outer_grad and x.requires_grad:
         return x.view_as(x)   # stays connected to the graph outside, so results can be differentiated there
-    return x.detach().requires_grad_(True)
+    stand_in = x.detach().requires_grad_(True)
+    tangent = _fw.tangent_of(x)
+    if tangent is not None:   # inside a forward transform (jacfwd(jacrev(f))): the stand-in keeps x's tangent
+        _fw.put_tangent(stand_in, tangent)
+    return stand_in
 
 
 def _reaches_outside(tensors, own) -> bool:
@@ -224,8 +231,9 @@ _JVP = "jvp(f, primals, tangents)"
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, by the double-backward trick (the
-    backward is linear in its incoming gradient; differentiating it with respect to that gradient gives J v)."""
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product, in forward mode (inside another forward
+    transform, by the double-backward trick: the backward is linear in its incoming gradient; differentiating it
+    with respect to that gradient gives J v)."""
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
     flat_p, p_spec = tree_flatten(primals)
@@ -245,6 +253,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             raise RuntimeError(f"Trying to set a forward gradient that has a different size than that of the "
                                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} while the "
                                f"given forward gradient is of size {list(t.shape)}.")
+    if forward_mode_available(flat_p):
+        return jvp_forward(func, flat_p, p_spec, flat_t, strict, has_aux, _split_aux, _JVP)
     results, _, aux, flat_out, out_spec, linked, own = _vjp(func, primals, has_aux=has_aux, api=_JVP,
                                                             float_outputs=False)
     outer = is_grad_enabled()
@@ -319,11 +329,21 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """torch.func.jacfwd's result (same structure as :func:`jacrev`); computed in reverse mode here."""
+    """The Jacobian of ``func`` with respect to ``args[argnums]`` in forward mode, one Jacobian-vector product per
+    input element (same structure as :func:`jacrev`)."""
     if randomness not in ("error", "different", "same"):
         raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got "
                            f"{randomness}")
-    return _jacobian(func, argnums, has_aux, "jacfwd")
+    reverse = _jacobian(func, argnums, has_aux, "jacfwd")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        _slice_argnums(args, argnums)   # argnums checked before f runs, as torch does
+        flat, _ = tree_flatten(_slice_argnums(args, argnums, as_tuple=False))
+        if not all(isinstance(x, Tensor) for x in flat) or not forward_mode_available(flat):
+            return reverse(*args)
+        return jacfwd_forward(func, args, argnums, has_aux, _slice_argnums, _replace_args, _split_aux)
+    return wrapper
 
 
 def hessian(func, argnums=0):

@@ -35,6 +35,7 @@ class _State:
 
 _state = _State()
 _FORMULAS: dict = {}   # overload -> direct forward formula
+NO_DIRECT_FORMULA = object()   # what a direct formula returns for a case it leaves to the generic rule
 
 
 def _refresh():
@@ -228,9 +229,11 @@ def forward_call(spec, kernel, ks, args, kwargs):
     if any(o is a for o in outs for a in args if isinstance(o, Tensor)):
         return out   # the op handed an input back (contiguous of a contiguous tensor): its tangent stands
     formula = _FORMULAS.get(spec.overload)
+    r = NO_DIRECT_FORMULA
     if formula is not None:
         with disabled():
             r = formula(_Args(spec, args, kwargs), tangents, out)
+    if r is not NO_DIRECT_FORMULA:
         results = list(r) if isinstance(r, (tuple, list)) else [r]
     elif spec.view_kind and len(tangents) == 1 and "self" in tangents:
         results = _view_tangents(spec, args, kwargs, tangents["self"])
@@ -469,3 +472,6 @@ def custom_function_jvp(cls, ctx, args, out):
             put_tangent(o, laid_out_like(t, o), level)
         result.append(o)
     return tuple(result) if is_tuple else result[0]
+
+
+from . import forward_formulas_common  # noqa: E402,F401  (registers the direct formulas)
