@@ -32,6 +32,9 @@ HANDLED_ELSEWHERE = frozenset({
     "to", "is_pinned", "_pin_memory", "record_stream", "lift_fresh", "lift", "alias", "_nested_view_from_buffer",
     "as_strided_", "as_strided_scatter", "resize_as_", "_has_same_storage_numel", "is_set_to", "equal",
     "_resize_output_", "clone",
+    # the fused RNN cells: rnn_cells.py registers torch-op versions of them
+    "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
 })
 
 
