@@ -47,7 +47,7 @@ def batched_matmul(a, b, level):
     if col:
         out = _squeeze(out, -1)
     if row:
-        out = _squeeze(out, -2)
+        out = _squeeze(out, -1 if col else -2)
     return out
 
 

@@ -1,0 +1,200 @@
+"""vmap through batching rules: each rule family equals the per-sample loop and torch.func.vmap; nesting, in_dims /
+out_dims, randomness, chunk_size, errors, in-place rules and per-sample gradients on the fast path."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import npusim
+import npusim.func as F
+from npusim import nn
+from npusim.func import batched_fallback
+from conftest import host
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((4, 3, 5))
+B = RNG.standard_normal((4, 5, 2))
+V = RNG.standard_normal((4, 5))
+W = RNG.standard_normal((5, 3))
+IDX = np.array([2, 0, 1])
+
+# (name, function, in_dims): each runs under vmap over dim 0 of the (4, ...) inputs
+CASES = [
+    ("elementwise", lambda a, v: (a.sin() * 2 + v).exp().clamp(max=3.0) - a.tanh(), (0, 0)),
+    ("elementwise_unbatched", lambda a, w: a * w.t() + 1, (0, None)),
+    ("where_lerp", lambda a, v: npusim.where(a > 0, a, v).lerp(a, 0.3), (0, 0)),
+    ("reductions", lambda a, v: (a.sum(), a.mean(1), a.amax(-1), a.std(0), v.logsumexp(0), a.argmax(1)), (0, 0)),
+    ("softmax", lambda a, v: (a.softmax(-1), a.log_softmax(0), a.cumsum(1)), (0, 0)),
+    ("views", lambda a, v: (a.t(), a.reshape(15), a.view(5, 3), a.unsqueeze(1), a[:, 1:4], a[1], a.permute(1, 0),
+                            a.flatten(), v.expand(2, 5), a.transpose(0, 1).unsqueeze(0).squeeze(0)), (0, 0)),
+    ("splits_joins", lambda a, v: (npusim.cat([a, a], 1), npusim.stack([v, v], 0), a.split(2, 1)[0],
+                                   a.chunk(3, 0)[1], a.unbind(0)[2]), (0, 0)),
+    ("joins_unbatched", lambda a, w: (npusim.cat([a, w.t()], 0), npusim.stack([a, w.t()], 2)), (0, None)),
+    ("indexing", lambda a, v: (a.index_select(1, npusim.tensor(IDX, device=a.device)),
+                               a[:, npusim.tensor(IDX, device=a.device)],
+                               a.gather(1, npusim.tensor(IDX, device=a.device).expand(3, 3))), (0, 0)),
+    ("matmul", lambda a, b: (a @ b, a.mm(b), (a @ b).sum(0) @ b.t()), (0, 0)),
+    ("matmul_unbatched", lambda a, w: (a @ w, w.t() @ a.t(), npusim.nn.functional.linear(a, w.t())), (0, None)),
+    ("matrix_vector", lambda v, w: (w.t() @ v, v @ w, v.dot(v), npusim.outer(v, v)), (0, None)),
+    ("addmm", lambda a, w: npusim.addmm(w[:3], a, w, beta=0.5, alpha=2.0), (0, None)),
+]
+
+
+def _both(torch, device, arrays):
+    ours = [npusim.tensor(a, dtype=npusim.float64, device=device) for a in arrays]
+    theirs = [torch.tensor(a, dtype=torch.float64) for a in arrays]
+    return ours, theirs
+
+
+def _arrays(name):
+    if name in ("elementwise_unbatched", "joins_unbatched", "matmul_unbatched", "addmm"):
+        return [A, W]
+    if name == "matmul":
+        return [A, B]
+    if name == "matrix_vector":
+        return [V, W]
+    return [A, V]
+
+
+def _flat(x):
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def _loop(fn, args, in_dims):
+    outs = [fn(*[a if d is None else a[i] for a, d in zip(args, in_dims)]) for i in range(4)]
+    return [npusim.stack(list(parts)) for parts in zip(*[_flat(o) for o in outs])]
+
+
+@pytest.mark.parametrize("name,fn,in_dims", CASES, ids=[c[0] for c in CASES])
+def test_rule_families_equal_the_per_sample_loop(device, name, fn, in_dims):
+    args = [npusim.tensor(a, dtype=npusim.float64, device=device) for a in _arrays(name)]
+    before = sum(batched_fallback.STATS["per_sample"].values())
+    got = _flat(F.vmap(fn, in_dims=in_dims)(*args))
+    want = _loop(fn, args, in_dims)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(host(g), host(w), rtol=1e-12, atol=1e-12)
+    assert sum(batched_fallback.STATS["per_sample"].values()) == before, batched_fallback.STATS["per_sample"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name,fn,in_dims", CASES, ids=[c[0] for c in CASES])
+def test_rule_families_equal_torch(torch, device, name, fn, in_dims):
+    ours, theirs = _both(torch, device, _arrays(name))
+    tfn = _torch_version(torch, fn)
+    got = _flat(F.vmap(fn, in_dims=in_dims)(*ours))
+    want = _flat(torch.func.vmap(tfn, in_dims=in_dims)(*theirs))
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(host(g), w.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _torch_version(torch, fn):
+    """``fn`` with npusim's namespace read as torch's (the lambdas name npusim.* functions)."""
+    import types
+    g = dict(fn.__globals__)
+    g["npusim"] = torch
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
+def test_unruled_ops_take_the_per_op_fallback(device):
+    x = npusim.tensor(A, device=device)
+    got = F.vmap(lambda a: npusim.flip(a, [0]).tril() + 1)(x)
+    want = npusim.stack([npusim.flip(a, [0]).tril() + 1 for a in x])
+    assert npusim.equal(got, want)
+
+
+@pytest.mark.oracle
+def test_nesting_in_dims_out_dims_and_chunks(torch, device):
+    (a, v), (ta, tv) = _both(torch, device, [A, V])
+    f = lambda x, y: (x * y).sum(-1)   # noqa: E731
+    same = lambda o, t: np.testing.assert_allclose(host(o), t.numpy(), rtol=1e-12)   # noqa: E731
+    same(F.vmap(F.vmap(f, in_dims=(0, None)), in_dims=(None, 0))(a, v),
+         torch.func.vmap(torch.func.vmap(f, in_dims=(0, None)), in_dims=(None, 0))(ta, tv))
+    same(F.vmap(F.vmap(lambda x: x @ x.t()))(a), torch.func.vmap(torch.func.vmap(lambda x: x @ x.t()))(ta))
+    same(F.vmap(lambda x: x.t(), in_dims=2, out_dims=1)(a), torch.func.vmap(lambda x: x.t(), in_dims=2,
+                                                                           out_dims=1)(ta))
+    d = F.vmap(lambda p: {"s": p["x"].sum(0), "w": p["y"]}, in_dims=({"x": 1, "y": None},),
+               out_dims={"s": 1, "w": None})({"x": a, "y": v})
+    td = torch.func.vmap(lambda p: {"s": p["x"].sum(0), "w": p["y"]}, in_dims=({"x": 1, "y": None},),
+                         out_dims={"s": 1, "w": None})({"x": ta, "y": tv})
+    same(d["s"], td["s"])
+    same(d["w"], td["w"])
+    same(F.vmap(lambda x: x.exp().sum(0), chunk_size=3)(a), torch.func.vmap(lambda x: x.exp().sum(0),
+                                                                           chunk_size=3)(ta))
+    same(F.vmap(lambda x: v[0] * 2)(a), torch.func.vmap(lambda x: tv[0] * 2)(ta))   # an unbatched output
+
+
+@pytest.mark.oracle
+def test_errors_match_torch(torch, device):
+    (a,), (ta,) = _both(torch, device, [A])
+    cases = [
+        (lambda x: x.sum().item(), lambda x: x.sum().item()),
+        (lambda x: float(x.sum()), lambda x: float(x.sum())),
+        (lambda x: x if x.sum() > 0 else -x, lambda x: x if x.sum() > 0 else -x),
+        (lambda x: npusim.zeros(3, 5, dtype=x.dtype, device=x.device).copy_(x),
+         lambda x: torch.zeros(3, 5, dtype=x.dtype).copy_(x)),
+        (lambda x: npusim.zeros(3, 5, dtype=x.dtype, device=x.device).mul_(x),
+         lambda x: torch.zeros(3, 5, dtype=x.dtype).mul_(x)),
+    ]
+    for ours, theirs in cases:
+        with pytest.raises(RuntimeError) as want:
+            torch.func.vmap(theirs)(ta)
+        with pytest.raises(RuntimeError) as got:
+            F.vmap(ours)(a)
+        assert str(got.value) == str(want.value)
+
+
+def test_inplace_on_a_batch_writes_the_input(device):
+    x = npusim.tensor(A, device=device)
+    before = x.clone()
+    F.vmap(lambda a: a.mul_(2))(x)
+    assert npusim.equal(x, before * 2)
+    y = npusim.tensor(A, device=device)
+    out = F.vmap(lambda a: a.clone().add_(1))(y)
+    assert npusim.equal(out, y + 1)
+
+
+def test_randomness_modes(device):
+    x = npusim.zeros(5, 3, device=device)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        F.vmap(lambda a: nn.functional.dropout(a, 0.5))(x)
+    same = F.vmap(lambda a: npusim.rand_like(a), randomness="same")(x)
+    assert all(npusim.equal(same[i], same[0]) for i in range(5))
+    diff = F.vmap(lambda a: npusim.rand_like(a), randomness="different")(x)
+    assert not npusim.equal(diff[0], diff[1])
+    drop = F.vmap(lambda a: nn.functional.dropout(a + 1, 0.5), randomness="different")(x)
+    assert set(np.unique(host(drop))) <= {0.0, 2.0}
+
+
+@pytest.mark.oracle
+def test_per_sample_gradients_of_an_mlp_take_the_fast_path(torch, device):
+    npusim.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).to(device).double()
+    params = {k: v.detach() for k, v in model.named_parameters()}
+
+    def loss(p, x, y):
+        out = F.functional_call(model, p, (x.unsqueeze(0),))
+        return ((out - y) ** 2).mean()
+
+    x = npusim.randn(16, 6, dtype=npusim.float64, device=device)
+    y = npusim.randn(16, 3, dtype=npusim.float64, device=device)
+    batched_fallback.STATS["per_sample"].clear()
+    got = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
+    loop = [F.grad(loss)(params, x[i], y[i]) for i in range(16)]
+    for k in params:
+        np.testing.assert_allclose(host(got[k]), host(npusim.stack([r[k] for r in loop])), rtol=1e-10, atol=1e-12)
+
+    tmodel = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3)).double()
+    tparams = {k: torch.tensor(host(v)) for k, v in params.items()}
+
+    def tloss(p, xx, yy):
+        out = torch.func.functional_call(tmodel, p, (xx.unsqueeze(0),))
+        return ((out - yy) ** 2).mean()
+
+    want = torch.func.vmap(torch.func.grad(tloss), in_dims=(None, 0, 0))(tparams, torch.tensor(host(x)),
+                                                                          torch.tensor(host(y)))
+    for k in params:
+        np.testing.assert_allclose(host(got[k]), want[k].numpy(), rtol=1e-10, atol=1e-12)
