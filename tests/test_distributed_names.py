@@ -99,3 +99,31 @@ def test_as_torch(torch):
                 mod.shrink_group(*bad)
             errors.append((type(info.value).__name__, str(info.value)))
         assert errors[0] == errors[1]
+
+
+def _collective_events(prof):
+    return [e.name for e in prof.events() if not e.name.startswith(("aten::", "npu::", "ProfilerStep"))]
+
+
+def test_collectives_are_profiler_events_named_by_record_comm(world_of_one, device):
+    t = npusim.ones(4, device=device)
+    with npusim.profiler.profile() as prof:
+        dist.all_reduce(t)
+        with dist.record_comm("FSDP::all_gather (layer1)"):
+            out = [npusim.empty(4, device=device)]
+            dist.all_gather(out, t)
+            with dist.record_comm("inner"):
+                dist.all_reduce(t)
+            dist.all_reduce(t)
+        dist.reduce(t, 0)
+    assert _collective_events(prof) == ["loopback:all_reduce", "FSDP::all_gather (layer1)", "inner",
+                                        "FSDP::all_gather (layer1)", "loopback:reduce"]
+    dist.all_reduce(t)                       # no profiler: the backend is handed out as it is
+    assert type(dist.group.WORLD._get_backend(t.device)) is LoopbackBackend
+
+
+@pytest.mark.oracle
+def test_record_comm_as_torch(torch):
+    import inspect
+    assert list(inspect.signature(dist.record_comm).parameters) == \
+        list(inspect.signature(torch.distributed.record_comm).parameters)

@@ -13,6 +13,7 @@ from .algorithms.grad_bucket import GradBucket
 from .builtin_comm_hooks import BuiltinCommHookType
 from .availability import is_backend_available, is_gloo_available, is_torchelastic_launched
 from .backend import Backend, BackendConfig, BackendOptions, CollectiveBackend, get_default_backend_for_device
+from .comm_profiling import record_comm
 from .coalesced import all_gather_coalesced, all_reduce_coalesced
 from .collectives import (
     all_gather, all_gather_into_tensor, all_gather_object, all_gather_single, all_reduce, all_to_all_single, barrier,
@@ -69,5 +70,5 @@ __all__ = [
     "isend", "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
     "register_rendezvous_handler", "scatter", "scatter_object_list", "send", "send_object_list", "set_debug_level",
-    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType",
+    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType", "record_comm",
 ]

@@ -13,6 +13,7 @@ from typing import NewType
 from urllib.parse import urlparse
 
 from .backend import Backend, BackendOptions, create_backend, parse_backend_config
+from .comm_profiling import profiled
 from .process_group_methods import ProcessGroupMethods
 from .rendezvous import INSTALL_HINT, Store, launcher_env, load_mpi, mpi_available
 from .store_rendezvous import check_url, open_group_store
@@ -83,7 +84,7 @@ class ProcessGroup(ProcessGroupMethods):
             self._store.abort(backend.aborted)        # the whole group stops, whichever backend timed out
         if self._store.aborted is not None:
             raise self._store.aborted_error(f"rank {self.rank()}")
-        return backend
+        return profiled(backend)            # its collectives are profiler events while a profiler records
 
     def _describe(self) -> str:
         return self._store.describe
