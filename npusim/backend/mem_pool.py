@@ -333,15 +333,31 @@ def memory_snapshot(mempool_id=None, include_traces=True) -> list:
     free segment, every device's, with torch's fields; ``mempool_id`` keeps one pool's."""
     if not runtime.initialized or memory.allocators is None:
         return []
+    from .memory import _Lease
     want = tuple(mempool_id) if mempool_id is not None else None
     out = []
+    storages, leases = [], []
     for obj in gc.get_objects():
         if isinstance(obj, NpuStorage) and getattr(obj, "_alloc", None) is not None and obj._size:
-            seg = getattr(obj, "_pool_seg", None)
-            pool_id = seg.pool_id if seg is not None else (0, 0)
-            if want is not None and pool_id != want:
-                continue
-            out.append(_segment(obj._alloc.index, obj.data_ptr(), obj._size, obj._requested, 0, pool_id, True))
+            storages.append(obj)
+        elif isinstance(obj, _Lease):
+            leases.append(obj)
+    for st in storages:
+        seg = getattr(st, "_pool_seg", None)
+        pool_id = seg.pool_id if seg is not None else (0, 0)
+        if want is None or pool_id == want:
+            out.append(_segment(st._alloc.index, st.data_ptr(), st._size, st._requested, 0, pool_id, True))
+    # cuda mode: blocks CuPy holds for no tensor (a kernel's own buffers) are leases at other addresses
+    tensor_addresses = {st.data_ptr() for st in storages}
+    for lease in leases:
+        ptr = lease.block.ptr
+        if not ptr or ptr in tensor_addresses:
+            continue
+        owner = lease.alloc
+        pool_id = owner.pool_id if isinstance(owner, _PoolSegments) else (0, 0)
+        if want is None or pool_id == want:
+            index = owner.alloc.index if isinstance(owner, _PoolSegments) else owner.index
+            out.append(_segment(index, ptr, lease.size, lease.size, lease.stream, pool_id, True))
     for a in memory.allocators:
         if want is None:
             _cached(a.index, a._cache, (0, 0), out)
