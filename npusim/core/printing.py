@@ -172,7 +172,7 @@ def _host(t, summarize=False):
 
 
 def _as_complex128(a):
-    if a.dtype.names is not None:       # complex32: the structured pair of float16
+    if a.dtype == D.COMPLEX32_NP:       # complex32: the structured pair of float16
         r = np.empty(a.shape, np.complex128)
         r.real, r.imag = a["real"], a["imag"]
         return r

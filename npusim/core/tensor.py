@@ -24,6 +24,7 @@ from .c10.storage import UntypedStorage, array_address, array_root
 _new = object.__new__
 _ndarray = np.ndarray
 _FROM_NP = _dt.FROM_NUMPY
+_C32 = _dt.COMPLEX32_NP
 # inference_mode contexts open in any thread (core.autograd.grad_mode counts them): while none is open,
 # make() pays one check for inference tensors
 _INFERENCE_OPEN = 0
@@ -160,7 +161,7 @@ class Tensor:
 
     def is_complex(self) -> bool:
         dt = self._a.dtype
-        return dt.kind == "c" or dt.names is not None    # complex32 is a structured pair of float16
+        return dt.kind == "c" or dt == _C32    # complex32 is a structured pair of float16
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
@@ -242,7 +243,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
         if self._device is not CPU:
             a = _host_array(self)
-        if a.dtype.names is not None:
+        if a.dtype == _C32:
             a = _complex32_as_complex64(a)
         v = a.reshape(()).item() if a.__class__ is _ndarray else a.item()
         if a.dtype == _dt.bfloat16.np:
@@ -253,7 +254,7 @@ class Tensor:
         a = _host_array(self) if self._device is not CPU else self._a
         if a.dtype == _dt.bfloat16.np:
             a = a.astype(np.float32)
-        elif a.dtype.names is not None:
+        elif a.dtype == _C32:
             a = _complex32_as_complex64(a)
         return a.tolist()
 
@@ -268,7 +269,7 @@ class Tensor:
                                "instead.")
         if self._a.dtype == _dt.bfloat16.np:
             raise TypeError("Got unsupported ScalarType BFloat16")
-        if self._a.dtype.names is not None:
+        if self._a.dtype == _C32:
             raise TypeError("Got unsupported ScalarType ComplexHalf")
         return self._a
 

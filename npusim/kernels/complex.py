@@ -15,26 +15,26 @@ DISCARDS_IMAGINARY = "Casting complex values to real discards the imaginary part
 
 
 def is_complex(dt) -> bool:
-    return dt.kind == "c" or dt.names is not None
+    return dt.kind == "c" or dt == COMPLEX32
 
 
 def is_complex32(dt) -> bool:
-    return dt.names is not None and dt == COMPLEX32
+    return dt == COMPLEX32
 
 
 def real_part(a):
     """A view of the real parts of complex ``a`` (the array itself when it is real)."""
-    return a["real"] if a.dtype.names is not None else a.real
+    return a["real"] if a.dtype == COMPLEX32 else a.real
 
 
 def imag_part(a):
     """A view of the imaginary parts of complex ``a``."""
-    return a["imag"] if a.dtype.names is not None else a.imag
+    return a["imag"] if a.dtype == COMPLEX32 else a.imag
 
 
 def widen(a):
     """complex32 ``a`` as a new complex64 array; any other array unchanged."""
-    if a.dtype.names is None:
+    if a.dtype != COMPLEX32:
         return a
     xp = namespace_of(a)
     r = xp.empty(a.shape, COMPLEX64)
@@ -55,10 +55,10 @@ def write(dst, src) -> None:
     src_dt = getattr(src, "dtype", None)
     if src_dt is None:
         src_dt = np.asarray(src).dtype   # a Python number: its dtype only (CuPy takes the number itself)
-    if src_dt.names is not None:
+    if src_dt == COMPLEX32:
         src = widen(src)
         src_dt = src.dtype
-    if dst.dtype.names is not None:
+    if dst.dtype == COMPLEX32:
         if src_dt.kind == "c":
             xp.copyto(dst["real"], src.real, casting="unsafe")
             xp.copyto(dst["imag"], src.imag, casting="unsafe")
@@ -100,7 +100,7 @@ def full(xp, shape, value, np_dt):
 
 def conj(a):
     """A new array: the complex conjugate of ``a``."""
-    if a.dtype.names is not None:
+    if a.dtype == COMPLEX32:
         r = a.copy()
         r["imag"] = -a["imag"]
         return r
@@ -119,4 +119,27 @@ def from_parts(xp, parts, np_dt):
     r = xp.empty(parts.shape[:-1], np_dt)
     real_part(r)[...] = parts[..., 0]
     imag_part(r)[...] = parts[..., 1]
+    return r
+
+
+def sgn(a, out=None):
+    """torch.sgn of a complex array: z / |z|, and 0 where z is 0."""
+    xp = namespace_of(a)
+    mag = xp.abs(a)
+    r = xp.where(mag == 0, xp.zeros((), a.dtype), a / xp.where(mag == 0, xp.ones((), mag.dtype), mag))
+    r = r.astype(a.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
+    return r
+
+
+def sigmoid(a, out=None):
+    """1 / (1 + exp(-z)) of a complex array (torch's formula; no overflow guard exists for complex)."""
+    xp = namespace_of(a)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = (1 / (1 + xp.exp(-a))).astype(a.dtype, copy=False)
+    if out is not None:
+        out[...] = r
+        return out
     return r

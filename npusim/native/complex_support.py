@@ -166,7 +166,7 @@ def check_arguments(op: str, args, kwargs) -> None:
             dt = kwargs.get("dtype")
             if dt is not None and dt.__class__ is D.dtype and dt.is_complex:
                 found = dt     # a complex result asked of a real computation (arange(dtype=cfloat))
-    if found is not None and (op not in COMPLEX_OPS or _is_complex32(found)):
+    if found is not None and (op not in COMPLEX_OPS or _is_complex32(found) and op not in COMPLEX32_OPS):
         raise refusal(op, found)
 
 
