@@ -1,7 +1,8 @@
 """Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their one-step cells.
 
-They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout), so
-autograd and every device work without dedicated kernels. Parameter names, shapes, gate order, initialisation,
+They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout); an LSTM
+or GRU step in float32 / float64 runs its gates and state update as one fused op (``_thnn_fused_lstm_cell`` /
+``_thnn_fused_gru_cell``, one autograd node), which rounds exactly as the composed ops do. Parameter names, shapes, gate order, initialisation,
 argument checks and error messages are torch's, so a torch state dict loads and gives torch's outputs.
 
 The layers also take a ``PackedSequence``: each step then runs on the sequences still going, and each sequence's
@@ -14,7 +15,8 @@ import numbers
 import warnings
 
 from ...core.autocast.state import is_any_autocast_enabled
-from ...core.c10.dtype import SCALAR_TYPE_NAME
+from ...core.c10.dtype import SCALAR_TYPE_NAME, float32, float64
+from ...core.dispatch.ops_namespace import aten
 from ...api.operators import cat, stack
 from ...api.factories import empty, zeros
 from .. import functional as F
@@ -30,15 +32,31 @@ _GATES_PER_MODE = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 # --- one time step of each recurrence, shared by the layers and the cells ----------------------------------------
 # ``input_gates`` is the input's projection (x W_ih^T + b_ih), computed by the caller: the layers project a whole
-# sequence with one matmul before stepping through time.
+# sequence with one matmul before stepping through time. The LSTM and GRU steps run the fused cell ops (one op and
+# one autograd node for the gates and the state update) when those compute exactly what the composed ops below do.
+
+_FUSED_DTYPES = (float32, float64)
+_fused_lstm_cell = aten._thnn_fused_lstm_cell.default
+_fused_gru_cell = aten._thnn_fused_gru_cell.default
 
 def _rnn_step(input_gates, hidden, w_hh, b_hh, nonlinearity):
     pre_activation = input_gates + F.linear(hidden, w_hh, b_hh)
     return pre_activation.tanh() if nonlinearity == "tanh" else F.relu(pre_activation)
 
 
+def _fusable(gates, *states):
+    """Whether a fused cell op computes this step exactly as the composed ops would: one float32 / float64 dtype
+    (16-bit steps round after every op, and under autocast the gates and states may differ in dtype)."""
+    dtype = gates.dtype
+    return dtype in _FUSED_DTYPES and all(s.dtype is dtype for s in states)
+
+
 def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None):
-    gates = input_gates + F.linear(hidden, w_hh, b_hh)
+    hidden_gates = F.linear(hidden, w_hh, b_hh)
+    if _fusable(input_gates, hidden_gates, cell):
+        hidden, cell, _ = _fused_lstm_cell(input_gates, hidden_gates, cell)
+        return (hidden if w_hr is None else F.linear(hidden, w_hr)), cell
+    gates = input_gates + hidden_gates
     in_gate, forget_gate, cell_gate, out_gate = gates.chunk(4, -1)
     cell = forget_gate.sigmoid() * cell + in_gate.sigmoid() * cell_gate.tanh()
     hidden = out_gate.sigmoid() * cell.tanh()
@@ -49,6 +67,8 @@ def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None):
 
 def _gru_step(input_gates, hidden, w_hh, b_hh):
     hidden_gates = F.linear(hidden, w_hh, b_hh)
+    if _fusable(input_gates, hidden_gates, hidden):
+        return _fused_gru_cell(input_gates, hidden_gates, hidden)[0]
     input_reset, input_update, input_new = input_gates.chunk(3, -1)
     hidden_reset, hidden_update, hidden_new = hidden_gates.chunk(3, -1)
     reset_gate = (input_reset + hidden_reset).sigmoid()
