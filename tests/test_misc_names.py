@@ -210,3 +210,29 @@ def test_values_as_torch(torch):
         assert errors[0] == errors[1]
     x = np.arange(4.0)
     assert npusim.from_dlpack(torch.from_dlpack(x)).tolist() == x.tolist()
+
+
+def test_aten_ops_carry_torchs_tags():
+    aten = npusim.ops.aten
+    assert npusim.Tag.pointwise in aten.add.Tensor.tags and npusim.Tag.core in aten.add.Tensor.tags
+    assert aten.add_.Tensor.tags == (npusim.Tag.inplace, npusim.Tag.pointwise, npusim.Tag.pt2_compliant_tag)
+    assert npusim.Tag.out in aten.add.out.tags and npusim.Tag.reduction in aten.sum.default.tags
+    assert npusim.Tag.inplace_view in aten.transpose_.default.tags
+    assert all(npusim.Tag.pt2_compliant_tag in op.tags for op in (aten.mm.default, aten.exp.default))
+
+
+@pytest.mark.oracle
+def test_aten_tags_as_torch(torch):
+    import op_tags_from_torch
+    from npusim.core.dispatch import dispatcher
+    from npusim.core.dispatch.op_tags_table import TAGGED
+    table = {name for names in TAGGED.values() for name in names}
+    theirs = op_tags_from_torch.torch_tags()
+    assert {n: t for n, t in theirs.items() if n in table} == \
+        {name: names for names, ops in TAGGED.items() for name in ops}
+    for qual, op in dispatcher._OPS.items():
+        name = qual[len("aten::"):]
+        if qual.startswith("aten::") and name in table:
+            base, _, overload = name.partition(".")
+            assert [t.name for t in op.tags] == \
+                [t.name for t in getattr(getattr(torch.ops.aten, base), overload or "default").tags], qual

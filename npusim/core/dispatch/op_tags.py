@@ -1,8 +1,9 @@
 """``npusim.Tag``: the tags an operator can carry, torch's members with torch's values.
 
 An operator gets them where it is defined, ``Library.define(schema, tags=(Tag.pointwise,))``, and lists them as
-``npusim.ops.<ns>.<op>.<overload>.tags`` (npusim's own aten schemas carry none: the tags of torch's
-native_functions.yaml mark ops for compilers and graph passes, which npusim does not have).
+``npusim.ops.<ns>.<op>.<overload>.tags``. The aten operators carry torch's own (native_functions.yaml's, from the
+table ``op_tags_table``), given by ``tag_aten_ops`` once the schema table is defined: ``Tag.pointwise in
+npusim.ops.aten.add.Tensor.tags``.
 """
 from __future__ import annotations
 
@@ -38,3 +39,16 @@ class Tag(enum.IntEnum):
 
 
 Tag.__module__ = "npusim"
+
+
+def tag_aten_ops() -> None:
+    """Give every aten operator defined so far (and not tagged at its definition) torch's tags, in Tag order."""
+    from . import dispatcher
+    from .op_tags_table import EVERY_OP, TAGGED
+    tags_of = {name: names for names, ops in TAGGED.items() for name in ops}
+    for qual, op in list(dispatcher._OPS.items()):
+        if not qual.startswith("aten::") or op.tags:
+            continue
+        names = tags_of.get(qual[len("aten::"):])
+        if names is not None:
+            op.tags = tuple(sorted((Tag[n] for n in (*names, EVERY_OP)), key=int))
