@@ -160,7 +160,8 @@ from .api.fatal_error import FatalError  # noqa: F401,E402
 from .api.tensor_identity import torch_is_distributed as is_distributed  # noqa: F401,E402  (and Tensor methods)
 from .api import dim_order as _dim_order  # noqa: F401,E402  (Tensor.dim_order)
 from .core.c10.dispatch_keys import DispatchKey, DispatchKeySet  # noqa: F401,E402
-from .core.dispatch.op_tags import Tag  # noqa: F401,E402
+from .core.dispatch.op_tags import Tag, tag_aten_ops as _tag_aten_ops  # noqa: F401,E402
+_tag_aten_ops()
 from .futures import Future  # noqa: F401,E402
 from .amp import GradScaler  # noqa: F401,E402
 
