@@ -303,7 +303,8 @@ _TARGET = [0, 2, 1]
 
 
 @pytest.mark.parametrize("fn", [
-    _setitem, lambda x: x.half().float(), lambda x: x.argmax(1).float(), lambda x: npusim.nn.functional.softmax(x, -1),
+    _setitem, lambda x: x.half().float(), lambda x: x.argmax(1).float(),
+    lambda x: npusim.nn.functional.softmax(x, -1),
     lambda x: npusim.nn.functional.cross_entropy(x, npusim.tensor(_TARGET, device="npu")),
     lambda x: npusim.where(x > 0, x, -x), lambda x: x @ x.t(), lambda x: x.cumsum(1),
     lambda x: npusim.cat([x, x * 2]), lambda x: npusim.nn.functional.pad(x, (1, 1)),
