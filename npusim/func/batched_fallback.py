@@ -22,8 +22,8 @@ from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import ITEM_MESSAGE, BatchedTensor, NeedsPerSampleLoop, STACK, current, wrap
 from .batching_registry import UsePerSampleLoop, rule_for
-from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_reductions,  # noqa: F401 - fill RULES
-               batching_rules_views)
+from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_nn,  # noqa: F401 - fill RULES
+               batching_rules_reductions, batching_rules_views)
 
 STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter()}
 _stack = aten.stack.default
