@@ -64,6 +64,7 @@ class SeluFunction(Function):
     def forward(ctx, input):
         _float_input(input, "elu_cpu")
         ctx.save_for_backward(input)
+        ctx.save_for_forward(input)
         return from_array(K.selu(array_of(input)), device_of(input))
 
     @staticmethod
@@ -72,6 +73,12 @@ class SeluFunction(Function):
         if is_grad_enabled():
             return _selu_grad_graph(grad_output, input)
         return from_array(K.selu_backward(array_of(grad_output), array_of(input)), device_of(input))
+
+    @staticmethod
+    def jvp(ctx, input_tangent):
+        # elementwise: the tangent times selu'(input), which is what the backward graph computes
+        (input,) = ctx.saved_tensors
+        return _selu_grad_graph(input_tangent, input)
 
 
 class GeluFunction(Function):
@@ -83,6 +90,7 @@ class GeluFunction(Function):
             raise RuntimeError("approximate argument must be either none or tanh.")
         _float_input(input, "GeluKernelImpl")
         ctx.save_for_backward(input)
+        ctx.save_for_forward(input)
         ctx.approximate = approximate
         return from_array(K.gelu(array_of(input), approximate), device_of(input))
 
@@ -93,6 +101,11 @@ class GeluFunction(Function):
             return _gelu_grad_graph(grad_output, input, ctx.approximate), None
         grad_input = K.gelu_backward(array_of(grad_output), array_of(input), ctx.approximate)
         return from_array(grad_input, device_of(input)), None
+
+    @staticmethod
+    def jvp(ctx, input_tangent, approximate_tangent):
+        (input,) = ctx.saved_tensors
+        return _gelu_grad_graph(input_tangent, input, ctx.approximate)
 
 
 def selu_autograd(self):
