@@ -101,7 +101,16 @@ def _reaches_outside(tensors, own) -> bool:
 
 
 def _detach_tree(tree):
-    return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
+    return tree_map(lambda t: _detach(t) if isinstance(t, Tensor) else t, tree)
+
+
+def _detach(t):
+    """``t.detach()`` that keeps the tangent of an enclosing forward transform (its level is not this one's)."""
+    d = t.detach()
+    tangent = _fw.tangent_of(t)
+    if tangent is not None:
+        _fw.put_tangent(d, tangent)
+    return d
 
 
 def _autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False):
@@ -159,7 +168,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             linked = outer and _reaches_outside([output], own)
             grads = tree_unflatten(_autograd_grad((output,), own, create_graph=linked), spec)
         if not linked:
-            output, aux = output.detach(), _detach_tree(aux)
+            output, aux = _detach(output), _detach_tree(aux)
         return (grads, (output, aux)) if has_aux else (grads, output)
     return wrapper
 
@@ -283,7 +292,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                "This is not allowed with strict=True.")
         tangents_out.append(_zeros_like(o) if r is None else r)
     if not create:
-        tangents_out = [t.detach() for t in tangents_out]
+        tangents_out = [_detach(t) for t in tangents_out]
     out = (results, tree_unflatten(tangents_out, out_spec))
     return out + (aux,) if has_aux else out
 

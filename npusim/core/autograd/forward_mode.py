@@ -413,11 +413,8 @@ def any_tangent(values, level=None) -> bool:
 
 
 def unsupported(op_name: str):
-    return NotImplementedError(f"Trying to use forward AD with {op_name} that does not support it because it has "
-                               f"not been implemented yet.\nPlease file an issue to PyTorch at "
-                               f"https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so "
-                               f"that we can prioritize its implementation or submit a PR adding the "
-                               f"implementation to derivatives.yaml")
+    """torch's error for an op that has no forward derivative."""
+    return NotImplementedError(f"Trying to use forward AD with {op_name} that does not support it.")
 
 
 def check_fallback(op, args, kwargs, nondifferentiable):
