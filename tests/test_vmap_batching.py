@@ -224,3 +224,50 @@ def test_per_sample_gradients_of_an_mlp_take_the_fast_path(torch, device):
                                                                           torch.tensor(host(y)))
     for k in params:
         np.testing.assert_allclose(host(got[k]), want[k].numpy(), rtol=1e-10, atol=1e-12)
+
+
+NN_CASES = [
+    ("conv_pool_norm", lambda m, a: nn.functional.max_pool2d(m["conv"](a), 2).flatten(1)),
+    ("layer_norm_pad", lambda m, a: nn.functional.pad(m["norm"](a), (1, 2), value=0.5)),
+    ("avg_adaptive_pool", lambda m, a: (nn.functional.avg_pool2d(a, 2), nn.functional.adaptive_avg_pool2d(a, 1))),
+    ("mse_sort_topk", lambda m, a: (nn.functional.mse_loss(a, a.cos()), a.sort(-1)[0], a.topk(2, dim=1)[1])),
+    ("linalg_repeat", lambda m, a: (npusim.linalg.inv(a[0, :, :3, :3] + 3 * npusim.eye(3, dtype=a.dtype,
+                                                                                      device=a.device)),
+                                    npusim.linalg.svdvals(a[0]), a[0].repeat(2, 1, 1))),
+]
+
+
+@pytest.mark.parametrize("name,fn", NN_CASES, ids=[c[0] for c in NN_CASES])
+def test_nn_rules_equal_the_per_sample_loop(device, name, fn):
+    npusim.manual_seed(0)
+    mods = {"conv": nn.Conv2d(3, 4, 3).to(device).double(), "norm": nn.LayerNorm(6).to(device).double()}
+    x = npusim.randn(4, 2, 3, 6, 6, dtype=npusim.float64, device=device)
+    batched_fallback.STATS["per_sample"].clear()
+    got = _flat(F.vmap(lambda a: fn(mods, a))(x))
+    assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
+    want = _loop(lambda a: fn(mods, a), [x], (0,))
+    for g, w in zip(got, want):
+        assert tuple(g.shape) == tuple(w.shape)
+        np.testing.assert_allclose(host(g), host(w), rtol=1e-10, atol=1e-12)
+
+
+def test_per_sample_gradients_of_a_convnet(device):
+    npusim.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.LayerNorm(16),
+                        nn.Linear(16, 2)).to(device).double()
+    params = {k: v.detach() for k, v in cnn.named_parameters()}
+
+    def loss(p, x, y):
+        return nn.functional.mse_loss(F.functional_call(cnn, p, (x.unsqueeze(0),)), y.unsqueeze(0))
+
+    x = npusim.randn(6, 3, 6, 6, dtype=npusim.float64, device=device)
+    y = npusim.randn(6, 2, dtype=npusim.float64, device=device)
+    got = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    loop = [F.grad(loss)(params, x[i], y[i]) for i in range(6)]
+    for k in params:
+        np.testing.assert_allclose(host(got[k]), host(npusim.stack([r[k] for r in loop])), rtol=1e-10, atol=1e-12)
+
+
+def test_unruled_decomposition_that_writes_in_place_runs_per_sample(device):
+    v = npusim.randn(4, 3, dtype=npusim.float64, device=device)
+    assert npusim.equal(F.vmap(npusim.diag)(v), npusim.stack([npusim.diag(r) for r in v]))

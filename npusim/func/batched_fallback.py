@@ -23,7 +23,7 @@ from ..core.tensor import Tensor
 from .batched_tensor import ITEM_MESSAGE, BatchedTensor, NeedsPerSampleLoop, STACK, current, wrap
 from .batching_registry import UsePerSampleLoop, rule_for
 from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_nn,  # noqa: F401 - fill RULES
-               batching_rules_reductions, batching_rules_views)
+               batching_rules_pooling, batching_rules_reductions, batching_rules_views)
 
 STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter()}
 _stack = aten.stack.default
@@ -35,9 +35,13 @@ _BACKEND_REGISTRATIONS = BACKEND_KEYS + (DispatchKey.CompositeExplicitAutograd,
 ARITHMETIC_INPLACE = frozenset(batching_rules_elementwise.POINTWISE_INPLACE) | {"copy_", "fill_"}
 
 
+class InplaceIntoUnbatched(RuntimeError):
+    """torch's error for an in-place write of a batch into a tensor that is not batched."""
+
+
 def inplace_error(name: str) -> RuntimeError:
     what = "inplace arithmetic" if name in ARITHMETIC_INPLACE else name
-    return RuntimeError(
+    return InplaceIntoUnbatched(
         f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
         f"has more elements than `self`. This happened due to `other` being vmapped over but `self` not being "
         f"vmapped over in a vmap. Please try to use out-of-place operators instead of {what}. If said operator is "
@@ -88,8 +92,12 @@ def batched_kernel(keyset, op, *args, **kwargs):
             pass
     reg = _decomposition(op)
     if reg is not None:
-        STATS["decomposed"] += 1
-        return reg.fn(keyset, *args, **kwargs) if reg.with_keyset else reg.fn(*args, **kwargs)
+        try:
+            out = reg.fn(keyset, *args, **kwargs) if reg.with_keyset else reg.fn(*args, **kwargs)
+            STATS["decomposed"] += 1
+            return out
+        except InplaceIntoUnbatched:
+            pass     # the decomposition fills a fresh tensor in place (diag): per sample instead
     return per_sample(op, lv, args, kwargs)
 
 

@@ -127,6 +127,29 @@ def convolution(op, level, args, kwargs):
     return wrap(_reshape(out, [batch, n] + list(out.shape[1:])), level)
 
 
+def matrix_function(op, level, args, kwargs):
+    """Ops on a (..., m, n) matrix (decompositions, inverse, det): the batch is one more leading dim."""
+    self, is_batched = unwrap(args[0], level)
+    if not is_batched or args[0]._a.ndim < 2 or any(isinstance(v, BatchedTensor) for v in
+                                                   list(args[1:]) + list(kwargs.values())):
+        raise UsePerSampleLoop()
+    try:
+        out = op(self, *args[1:], **kwargs)
+    except RuntimeError:
+        raise UsePerSampleLoop() from None       # the error worded for one sample (no batch element number)
+    return type(out)(wrap(o, level) for o in out) if isinstance(out, tuple) else wrap(out, level)
+
+
+def repeat(op, level, args, kwargs):
+    self, is_batched = unwrap(args[0], level)
+    repeats = list(args[1] if len(args) > 1 else kwargs.get("repeats", ()))
+    if not is_batched or len(repeats) < args[0]._a.ndim:
+        raise UsePerSampleLoop()
+    for _ in range(len(repeats) - args[0]._a.ndim):
+        self = _unsqueeze(self, 1)
+    return wrap(op(self, [1] + repeats), level)
+
+
 register("matmul", matmul)
 register("mm", mm)
 register("bmm", bmm)
@@ -138,3 +161,6 @@ register("addmv addmv_", add_product(aten.mv.default, (2, 1)))
 register("baddbmm baddbmm_", add_product(aten.bmm.default, (3, 3)))
 register("embedding", embedding)
 register("convolution", convolution)
+register("repeat", repeat)
+register("linalg_det linalg_slogdet linalg_inv_ex linalg_cholesky_ex linalg_qr _linalg_eigh _linalg_svd "
+         "linalg_lu_factor_ex linalg_matrix_exp linalg_lu linalg_eig _linalg_eigvals", matrix_function)

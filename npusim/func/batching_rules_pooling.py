@@ -1,0 +1,77 @@
+"""vmap batching rules of pooling, padding, layer norm and the mean-squared-error loss.
+
+Pooling works on the trailing spatial dims of an (N, C, *spatial) or (C, *spatial) input: the vmap batch folds into
+N (a sample without N is itself a valid batched input), every tensor argument alike (their backward ops take
+the input, the gradient and the indices together). Constant padding and layer norm act on trailing dims, so the
+batch passes straight through them.
+"""
+from __future__ import annotations
+
+from ..core.dispatch.ops_namespace import aten
+from ..core.tensor import Tensor
+from .batched_tensor import BatchedTensor, wrap
+from .batching_registry import UsePerSampleLoop, register, unwrap, wrap_all
+from .batching_rules_elementwise import pointwise
+
+_reshape = aten.reshape.default
+
+
+def folding(spatial):
+    """A rule for ops on (N, C, *spatial) inputs: every tensor argument batched, the batch folded into N."""
+    def rule(op, level, args, kwargs):
+        tensors = [v for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        if not all(t.__class__ is BatchedTensor and t._level == level for t in tensors):
+            raise UsePerSampleLoop()
+        rank = tensors[0]._a.ndim
+        if any(t._a.ndim != rank for t in tensors) or rank not in (spatial + 1, spatial + 2):
+            raise UsePerSampleLoop()
+        batch = tensors[0]._value.shape[0]
+        fold = rank == spatial + 2
+
+        def physical(v):
+            if not isinstance(v, Tensor):
+                return v
+            value = v._value
+            return _reshape(value, [-1] + list(value.shape[2:])) if fold else value
+
+        out = op(*[physical(v) for v in args], **{k: physical(v) for k, v in kwargs.items()})
+
+        def unfold(o):
+            return wrap(_reshape(o, [batch, -1] + list(o.shape[1:])) if fold else o, level)
+
+        return type(out)(unfold(o) for o in out) if isinstance(out, (tuple, list)) else unfold(out)
+    return rule
+
+
+def trailing_dims(count_of):
+    """A rule for ops acting on a sample's last ``count_of(args)`` dims, with only ``self`` batched."""
+    def rule(op, level, args, kwargs):
+        self, is_batched = unwrap(args[0], level)
+        others = [v for v in list(args[1:]) + list(kwargs.values()) if isinstance(v, BatchedTensor)]
+        if not is_batched or others or count_of(args) > args[0]._a.ndim:
+            raise UsePerSampleLoop()
+        return wrap_all(op(self, *args[1:], **kwargs), level)
+    return rule
+
+
+def mse_loss(op, level, args, kwargs):
+    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", 1)
+    if kwargs:
+        raise UsePerSampleLoop()
+    losses = pointwise(op, level, (args[0], args[1], 0), {})
+    if reduction == 0:
+        return losses
+    return aten.mean.default(losses) if reduction == 1 else aten.sum.default(losses)
+
+
+for _names, _spatial in (("avg_pool2d max_pool2d max_pool2d_with_indices adaptive_avg_pool2d _adaptive_avg_pool2d "
+                          "adaptive_max_pool2d upsample_nearest2d upsample_bilinear2d max_pool2d_with_indices_backward "
+                          "avg_pool2d_backward _adaptive_avg_pool2d_backward adaptive_max_pool2d_backward", 2),
+                         ("avg_pool3d max_pool3d max_pool3d_with_indices adaptive_avg_pool3d _adaptive_avg_pool3d "
+                          "adaptive_max_pool3d max_pool3d_with_indices_backward avg_pool3d_backward "
+                          "_adaptive_avg_pool3d_backward adaptive_max_pool3d_backward", 3),
+                         ("adaptive_max_pool1d", 1)):
+    register(_names, folding(_spatial))
+register("constant_pad_nd", trailing_dims(lambda args: len(args[1]) // 2))
+register("native_layer_norm", trailing_dims(lambda args: len(args[1])))
+register("mse_loss", mse_loss)
