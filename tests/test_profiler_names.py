@@ -241,3 +241,50 @@ def test_execution_trace_as_torch(torch, tmp_path):
     assert _attrs(mul_ours)["op_schema"] == _attrs(mul_theirs)["op_schema"]
     assert len(mul_ours["inputs"]["values"][0]) == len(mul_theirs["inputs"]["values"][0])
     assert {"MulBackward0", "SumBackward0"} <= {n["name"] for n in theirs["nodes"]} & {n["name"] for n in ours["nodes"]}
+
+
+# --- enforce_grad_layout_policy -------------------------------------------------------------------------------
+def _layout_strides(mod, device="cpu"):
+    """Gradient strides of permuted/transposed leaves under each policy (what torch documents and does)."""
+    out = []
+    p = mod.empty(2, 3, 4, device=device).permute(2, 0, 1).requires_grad_()
+    (p * 2).sum().backward()
+    out.append(p.grad.stride())                                   # enforced: the leaf's layout
+    p.grad = None
+    with mod.autograd.enforce_grad_layout_policy(False):
+        (p * 2).sum().backward()
+        out.append(p.grad.stride())                               # relaxed: kept as it came (contiguous)
+        p.grad = None
+        p.exp().sum().backward()
+        incoming = (mod.ones(1, device=device).expand(p.shape) * p.detach().exp()).stride()
+        out.append(p.grad.stride() == incoming)                   # kept in the layout the kernel gave it
+        keep = []
+        r = mod.empty(4, 3, device=device).t().requires_grad_()
+        r.register_hook(keep.append)
+        (r.contiguous() * 3).sum().backward()
+        out.append((r.grad.stride(), r.grad.data_ptr() == keep[0].data_ptr()))   # seen elsewhere: copied
+    q = mod.empty(4, 3, device=device).t().requires_grad_()
+    (q.contiguous() * 3).sum().backward()
+    out.append(q.grad.stride())
+    return out
+
+
+def test_grad_layout_policy(device):
+    assert _layout_strides(npusim, device) == [(1, 12, 4), (6, 3, 1), True, ((1, 3), False), (1, 3)]
+    ag = npusim.autograd
+    assert npusim.core.autograd.layout_policy.tls.enforced
+
+    @ag.enforce_grad_layout_policy(False)
+    def relaxed():
+        return npusim.core.autograd.layout_policy.tls.enforced
+    assert npusim.core.autograd.layout_policy.tls.enforced and relaxed() is False
+    ag.enforce_grad_layout_policy(False)                          # as a function: from now on
+    try:
+        assert not npusim.core.autograd.layout_policy.tls.enforced
+    finally:
+        ag.enforce_grad_layout_policy(True)
+
+
+@pytest.mark.oracle
+def test_grad_layout_policy_as_torch(torch):
+    assert _layout_strides(npusim) == _layout_strides(torch)

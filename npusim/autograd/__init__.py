@@ -5,7 +5,9 @@ from ..core.autograd import (  # noqa: F401
     is_inference_mode_enabled, no_grad, once_differentiable, set_detect_anomaly, set_grad_enabled,
 )
 from . import forward_ad, function, functional, graph  # noqa: F401
-from .engine_modes import is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled  # noqa: F401
+from .engine_modes import (  # noqa: F401
+    enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled,
+)
 from .tensor_like import is_tensor_like  # noqa: F401
 
 # torch.autograd's profiler names are torch.profiler's; npusim.profiler loads after autograd, so they resolve on use

@@ -1,5 +1,5 @@
-"""torch.autograd's engine switches: ``set_multithreading_enabled`` / ``is_multithreading_enabled`` and
-``is_view_replay_enabled``.
+"""torch.autograd's engine switches: ``set_multithreading_enabled`` / ``is_multithreading_enabled``,
+``enforce_grad_layout_policy`` and ``is_view_replay_enabled``.
 
 npusim's engine runs every backward pass in the calling thread (it has no per-device worker threads), which is
 what torch does with multithreading disabled; the switch is kept per thread and read back, as torch's, and changes
@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import threading
 
+from ..core.autograd import layout_policy as _layout_policy
 from ..core.autograd.grad_mode import _DecoratorContextManager
 
 
@@ -47,9 +48,39 @@ class set_multithreading_enabled(_DecoratorContextManager):  # noqa: N801 - torc
         return self.__class__(self.mode)
 
 
+class enforce_grad_layout_policy(_DecoratorContextManager):  # noqa: N801 - torch's name
+    """Hold leaves' first gradients to the gradient layout contract (``True``, the default) or relax it (``False``)
+    for this thread, now; as a context manager or decorator, restore the previous setting on exit.
+
+    The contract: a leaf's gradient has the leaf's strides when the leaf is dense but not row-major (a permuted or
+    channels_last parameter), so the engine copies a gradient that comes in another layout. Relaxed, a gradient
+    nothing else refers to is kept in the layout it came in (no copy); one that must be copied still takes the
+    leaf's layout.
+    """
+
+    def __init__(self, enable: bool = True) -> None:
+        self.prev = _layout_policy.tls.enforced
+        _layout_policy.tls.enforced = enable
+        self.mode = enable
+
+    def __call__(self, orig_func):
+        _layout_policy.tls.enforced = self.prev          # as a decorator it applies per call, not from now on
+        return super().__call__(orig_func)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        _layout_policy.tls.enforced = self.prev
+
+    def clone(self) -> "enforce_grad_layout_policy":
+        return self.__class__(self.mode)
+
+
 def is_view_replay_enabled() -> builtins.bool:
     """Whether views are rebuilt by replaying their view ops: never here (False, torch's default)."""
     return False
 
 
-__all__ = ["is_multithreading_enabled", "set_multithreading_enabled", "is_view_replay_enabled"]
+__all__ = ["is_multithreading_enabled", "set_multithreading_enabled", "enforce_grad_layout_policy",
+           "is_view_replay_enabled"]

@@ -20,6 +20,7 @@ from ..dispatch import record_function as _record_function
 from . import grad_mode
 from .anomaly_mode import _state as anomaly
 from .anomaly_mode import check_nan
+from .layout_policy import tls as _layout_policy
 from .node import AccumulateGrad, edge_of
 
 _getrefcount = sys.getrefcount
@@ -65,7 +66,12 @@ def _accumulate_into(t, g, create_graph, owned_refs=0):
         if create_graph:
             am.grad = g
         elif not t._a.flags.c_contiguous:
-            am.grad = _in_layout_of(t, g)
+            # relaxed layout policy: a gradient nothing else sees is kept in its own layout, as torch steals it
+            if not _layout_policy.enforced and g._am is None and _getrefcount(g) <= owned_refs + 2 and \
+                    g._base is None and g._a.flags.owndata and getattr(g._a.flags, "writeable", True):
+                am.grad = g
+            else:
+                am.grad = _in_layout_of(t, g)
         elif g._am is None:
             am.grad = _steal_or_clone(g, owned_refs + 1)
         else:
