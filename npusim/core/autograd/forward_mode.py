@@ -378,7 +378,7 @@ def _cast(t, like):
 
 def _stand_in(x, create):
     if create and x.requires_grad:
-        return aten.view_as.default(x, x)   # stays connected to x's graph: the tangent depends on x there
+        return aten.alias.default(x)   # stays connected to x's graph: the tangent depends on x there
     return x.detach().requires_grad_(True)
 
 
