@@ -183,6 +183,15 @@ def test_make_dual_aliases_and_keeps_or_copies_the_tangent(device):
         assert host(x).tolist() == [[2.0] * 3] * 2   # the dual aliases its primal
 
 
+def test_repr_shows_the_tangent():
+    x = npusim.ones(2, dtype=npusim.float64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, npusim.full((2,), 3.0, dtype=npusim.float64))
+        assert repr(d) == ("tensor([1., 1.], dtype=npusim.float64, grad_fn=<ViewBackward0>,\n"
+                           "       tangent=tensor([3., 3.], dtype=npusim.float64))")
+    assert repr(d) == "tensor([1., 1.], dtype=npusim.float64, grad_fn=<ViewBackward0>)"
+
+
 def test_views_share_the_tangent_and_inplace_ops_update_it(device):
     x = npusim.arange(6.0, device=device)
     t = npusim.ones(6, device=device)

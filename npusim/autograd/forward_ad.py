@@ -59,7 +59,8 @@ def make_dual(tensor, tangent, *, level=None):
                            f"original Tensor, this is not supported. Tensor is on {tensor.device} while the given "
                            f"forward gradient is on {tangent.device}.")
     with _fw.disabled():
-        dual = aten.alias.default(tensor)   # a differentiable view of tensor (torch's _make_dual is a view op)
+        # a differentiable view of tensor, recorded as torch records _make_dual (ViewBackward0)
+        dual = aten.view.default(tensor, list(tensor.shape))
     if not _fw._same_layout(tangent, tensor) or _fw._is_expanded(tangent):
         with _fw.disabled():
             copy = aten.empty_strided.default(list(tensor.shape), list(tensor.stride()), dtype=tangent.dtype,

@@ -232,4 +232,7 @@ def tensor_repr(t, prefix="tensor(") -> str:
         suffixes.append(f"grad_fn=<{type(fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
+    am = t._am
+    if am is not None and am.fw_grads:   # a dual tensor of forward-mode AD shows its tangent, as torch's does
+        suffixes.append("tangent=" + tensor_repr(am.fw_grads[max(am.fw_grads)]))
     return _add_suffixes(prefix + body, suffixes, indent)
