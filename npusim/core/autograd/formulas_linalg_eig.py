@@ -11,7 +11,7 @@ phases is ill-defined and refused with torch's message. The complex products and
 from __future__ import annotations
 
 from ..dispatch.ops_namespace import aten
-from .derivatives import derivative
+from .derivatives import complex_ready, derivative
 
 _mm, _mul, _add, _sub, _div = aten.matmul.default, aten.mul.Tensor, aten.add.Tensor, aten.sub.Tensor, aten.div.Tensor
 
@@ -98,3 +98,6 @@ def linalg_eig_backward(ctx, g_l=None, g_v=None):
     if not ctx.self_meta.dtype.is_complex:
         return ga[0]
     return aten.complex.default(ga[0], ga[1])
+
+
+complex_ready("linalg_eig")   # torch's formula, for real and complex A

@@ -14,7 +14,7 @@ of dispatched ops and differentiate again.
 from __future__ import annotations
 
 from ..dispatch.ops_namespace import aten
-from .derivatives import derivative
+from .derivatives import complex_ready, derivative
 
 
 def _wrapped(d, ndim):
@@ -66,3 +66,7 @@ def fft_c2r_backward(ctx, g):
     if double > 0:
         gi = _doubled_along(gi, last, double)
     return gi
+
+
+# the transforms are linear and their adjoints are written for complex gradients, as torch's
+complex_ready("_fft_r2c", "_fft_c2r", "_fft_c2c")
