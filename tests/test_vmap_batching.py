@@ -271,3 +271,28 @@ def test_per_sample_gradients_of_a_convnet(device):
 def test_unruled_decomposition_that_writes_in_place_runs_per_sample(device):
     v = npusim.randn(4, 3, dtype=npusim.float64, device=device)
     assert npusim.equal(F.vmap(npusim.diag)(v), npusim.stack([npusim.diag(r) for r in v]))
+
+
+def test_shape_changing_inplace_ops_change_the_batch(device):
+    x = npusim.randn(4, 3, 5, device=device)
+
+    def f(a):
+        b = a.clone()
+        b.unsqueeze_(0)
+        b.transpose_(1, 2)
+        b.squeeze_(0)
+        return b
+
+    assert npusim.equal(F.vmap(f)(x), npusim.stack([f(r) for r in x]))
+    with pytest.raises(RuntimeError, match="resize_ on a BatchedTensor"):
+        F.vmap(lambda a: a.clone().resize_(2))(x)
+
+
+@pytest.mark.oracle
+def test_inplace_transpose_of_an_input_as_torch(torch, device):
+    y = npusim.randn(4, 3, 5, device=device)
+    ty = torch.tensor(host(y))
+    out = F.vmap(lambda a: a.t_() * 1)(y)
+    tout = torch.func.vmap(lambda a: a.t_() * 1)(ty)
+    assert tuple(out.shape) == tuple(tout.shape) and tuple(y.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(host(out), tout.numpy())

@@ -69,20 +69,35 @@ def _decomposition(op):
     return regs[-1]
 
 
+class _Plan:
+    """What the batched kernel needs of an op, worked out on its first batched call."""
+
+    __slots__ = ("rule", "written", "decomposition")
+
+    def __init__(self, op):
+        self.rule = rule_for(op)
+        self.written = tuple((i, a.name, a.kwarg_only) for i, a in enumerate(op._schema.arguments) if a.type.is_write)
+        self.decomposition = _decomposition(op)
+
+
+_PLANS: dict = {}
+
+
 def batched_kernel(keyset, op, *args, **kwargs):
     level = _innermost_level(args, kwargs)
     lv = current(level)
-    schema = op._schema
-    written = [a for a in schema.arguments if a.type.is_write]
-    if written:
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _PLANS[op] = _Plan(op)
+    if plan.written:
         # torch's rule: an in-place op (or out=) may not write a batch into a tensor that is not batched
-        for a in written:
-            target = kwargs.get(a.name) if a.kwarg_only else (args[0] if args else None)
+        for i, name, kwarg_only in plan.written:
+            target = kwargs.get(name) if kwarg_only or i >= len(args) else args[i]
             if isinstance(target, Tensor) and not (target.__class__ is BatchedTensor and target._level == level):
-                raise inplace_error(schema.name)
+                raise inplace_error(op._schema.name)
             if target is not None and id(target._vc) in lv.input_versions:
                 lv.mutated = True
-    rule = rule_for(op)
+    rule = plan.rule
     if rule is not None:
         try:
             out = rule(op, level, args, kwargs)
@@ -90,7 +105,7 @@ def batched_kernel(keyset, op, *args, **kwargs):
             return out
         except UsePerSampleLoop:
             pass
-    reg = _decomposition(op)
+    reg = plan.decomposition
     if reg is not None:
         try:
             out = reg.fn(keyset, *args, **kwargs) if reg.with_keyset else reg.fn(*args, **kwargs)
@@ -124,8 +139,16 @@ class _DrawsOfOneOp:
             gen.set_offset(offset)
 
 
+# in-place ops that change a tensor's shape or storage: done on one sample's slice they would not change the batch
+_RESHAPING_INPLACE = frozenset("resize_ resize_as_ as_strided_ set_ squeeze_ unsqueeze_ transpose_ t_ "
+                               "swapdims_ swapaxes_".split())
+
+
 def per_sample(op, lv, args, kwargs):
     """``op`` run once per sample of level ``lv`` and the results stacked (torch's batched fallback)."""
+    if op._schema.name in _RESHAPING_INPLACE:
+        raise RuntimeError(f"vmap: {op._schema.name} on a BatchedTensor is not supported: it changes the "
+                           f"tensor's shape in place; use the out-of-place op")
     STATS["per_sample"][op._opname] += 1
     level = lv.level
     draws = _DrawsOfOneOp()

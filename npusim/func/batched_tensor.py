@@ -49,24 +49,18 @@ _FLAGS = _Flags()
 class LogicalArray:
     """The array-shaped facts of one sample (shape, dtype, strides); any read of data raises NeedsPerSampleLoop."""
 
-    __slots__ = ("shape", "dtype")
+    __slots__ = ("shape", "dtype", "ndim", "size")
     flags = _FLAGS
     __array_priority__ = 10 ** 6
 
     def __init__(self, shape, dtype):
-        self.shape = tuple(shape)
+        self.shape = shape = tuple(shape)
         self.dtype = dtype
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
+        self.ndim = len(shape)
         n = 1
-        for s in self.shape:
+        for s in shape:
             n *= s
-        return n
+        self.size = n
 
     @property
     def itemsize(self):

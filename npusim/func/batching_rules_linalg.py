@@ -43,7 +43,10 @@ def batched_matmul(a, b, level):
         if b_batched:
             for _ in range(top - rb):
                 bv = _unsqueeze(bv, 1)
-        out = _matmul(av, bv)
+        if av.shape[-1] == 1 and av.dtype == bv.dtype:
+            out = aten.mul.Tensor(av, bv)     # a contraction over one element: outer products, broadcast
+        else:
+            out = _matmul(av, bv)
     if col:
         out = _squeeze(out, -1)
     if row:

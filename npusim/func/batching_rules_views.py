@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
-from .batched_tensor import BatchedTensor, wrap
+from .batched_tensor import BatchedTensor, LogicalArray, wrap
 from .batching_registry import UsePerSampleLoop, register, wrap_all, wrap_dim
 from .batching_rules_reductions import _only_self_batched
 
@@ -192,7 +192,36 @@ def index(op, level, args, kwargs):
     return wrap(op(self._value, [None] + indices), level)
 
 
+def metadata_inplace(op, level, args, kwargs):
+    """unsqueeze_ / squeeze_ / transpose_ / t_: the batch changes in place, and the sample's shape with it."""
+    self = _only_self_batched(level, args, kwargs)
+    rank = self._a.ndim
+    value = self._value
+    name = op._schema.name
+    if name == "unsqueeze_":
+        value.unsqueeze_(wrap_dim(_arg(args, kwargs, 1, "dim", 0), rank + 1) + 1)
+    elif name == "transpose_":
+        value.transpose_(wrap_dim(_arg(args, kwargs, 1, "dim0", 0), rank) + 1,
+                         wrap_dim(_arg(args, kwargs, 2, "dim1", 0), rank) + 1)
+    elif name == "t_":
+        if rank > 2:
+            raise UsePerSampleLoop()
+        if rank == 2:
+            value.transpose_(1, 2)
+    elif op._overloadname == "default":
+        value.squeeze_([i + 1 for i, s in enumerate(self._a.shape) if s == 1])
+    else:
+        dim = _arg(args, kwargs, 1, "dim", None)
+        if rank == 0:
+            raise UsePerSampleLoop()
+        value.squeeze_([wrap_dim(d, rank) + 1 for d in dim] if isinstance(dim, (list, tuple))
+                       else wrap_dim(dim, rank) + 1)
+    self._a = LogicalArray(value.shape[1:], self._a.dtype)
+    return self
+
+
 register("view.default _unsafe_view reshape", view)
+register("unsqueeze_ squeeze_ transpose_ t_", metadata_inplace)
 register("expand.default", expand)
 register("permute", permute)
 register("t", t)
