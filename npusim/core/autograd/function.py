@@ -6,6 +6,7 @@ node whose backward calls ``MyFn.backward(ctx, *grads)``. The node is also the
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 
@@ -14,6 +15,8 @@ from ..tensor import Tensor, make_alias, make_view
 from . import forward_mode as _fw, grad_mode
 from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of
+
+_NO_FORWARD_LEVEL = contextlib.nullcontext()   # forward runs below forward AD only while a dual level is open
 
 
 class FunctionCtx:
@@ -174,7 +177,7 @@ class Function(metaclass=FunctionMeta):
         record = grad_mode.tls.enabled and any(node._needs)
         custom_setup = cls.setup_context is not Function.setup_context
         dual = _fw.ON[0] and _fw.any_tangent(args)   # forward AD: forward runs below it, then cls.jvp
-        with grad_mode.no_grad(), _fw.disabled():
+        with grad_mode.no_grad(), _fw.disabled() if _fw.ON[0] else _NO_FORWARD_LEVEL:
             if custom_setup:
                 out = cls.forward(*args, **kwargs)
                 cls.setup_context(node, args, out)
