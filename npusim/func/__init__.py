@@ -1,8 +1,8 @@
 """``npusim.func`` (torch.func): composable function transforms.
 
 ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` differentiate through
-npusim's autograd; ``vmap`` maps a function over a batch dimension (a per-sample loop); ``functional_call``
-runs a module with given parameters and buffers; ``stack_module_state`` stacks several models' for ensembling
+npusim's autograd; ``vmap`` maps a function over a batch dimension (BatchedTensors and batching rules);
+``functional_call`` runs a module with given parameters and buffers; ``stack_module_state`` stacks several models' for ensembling
 with vmap; ``rearrange`` is einops' pattern-written reshape and permute. They nest: ``vmap(grad(loss), in_dims=(None, 0, 0))`` with
 ``functional_call`` gives per-sample gradients.
 """
