@@ -185,3 +185,6 @@ _docstrings.install_tensor_docs(Tensor, _sys.modules[__name__])
 del _namespace, _names
 
 _log_api_usage_once("python.import")
+
+# torch 2.13's dtypes with limited support (uint16-uint64, float8_*, float4_e2m1fn_x2, int1-int7, uint1-uint7, bit)
+from .core.c10.limited_dtypes import *  # noqa: F401,F403,E402

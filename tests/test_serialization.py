@@ -621,8 +621,8 @@ def test_malformed_containers_are_clear_errors():
                                                                  r"bytes\)"),
         (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"QInt8Storage")),
          UnpicklingError, "torch.QInt8Storage \\(dtype qint8\\), which npusim does not support"),
-        (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"uint16")),
-         UnpicklingError, "dtype torch.uint16, which npusim does not support"),
+        (replaced("archive/data.pkl", recs["archive/data.pkl"].replace(b"FloatStorage", b"bits16")),
+         UnpicklingError, "dtype torch.bits16, which npusim does not support"),
         (replaced("archive/constants.pkl", b""), ArchiveError, "TorchScript archive"),
     ]
     for data, error, message in cases:

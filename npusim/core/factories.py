@@ -11,6 +11,8 @@ import warnings
 import numpy as np
 
 from .c10 import dtype as D
+from .c10.float8_rounding import to_float8
+from .c10.limited_dtypes import FLOAT8_NP
 from .c10.device import CPU
 from .dispatch.ops_namespace import aten
 from .c10.storage import UntypedStorage
@@ -190,6 +192,8 @@ def _complex_leaves_to_array(leaves, dt):
 def _leaves_to_array(leaves, dt):
     if dt.is_complex:
         return _complex_leaves_to_array(leaves, dt)
+    if dt.np.names is not None and leaves:   # the sub-byte integers and float4_e2m1fn_x2 (limited_dtypes)
+        raise RuntimeError("store_scalar: invalid type")
     if not all(type(x) in _PY_NUMBERS for x in leaves):
         leaves = [_leaf_to_number(x, dt) for x in leaves]
     if dt is D.bool:
@@ -197,6 +201,8 @@ def _leaves_to_array(leaves, dt):
     if dt.is_floating_point:
         with np.errstate(over="ignore"):  # values past the dtype's range become inf, silently as in torch
             try:
+                if dt.np in FLOAT8_NP:
+                    return to_float8(np.array(leaves, dtype=np.float64), dt.np)   # torch's rounding
                 return np.array(leaves, dtype=np.float64).astype(dt.np)
             except OverflowError:
                 return np.array([float(x) for x in leaves], dtype=np.float64).astype(dt.np)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .c10 import dtype as D
+from .c10 import limited_dtypes as _limited
 from .c10.device import CPU
 from .c10.device_hooks import check_access, get_device_hooks, host_read
 
@@ -187,6 +188,11 @@ def tensor_body(t, indent: int) -> str:
     if t.is_complex():
         a = _as_complex128(a)
         return _format(a, indent, summarize, _ComplexFormatter(_summarized(a) if summarize else a), t._a.shape)
+    if a.dtype in _limited.BYTE_TAGGED_NP:
+        if t.dtype is not _limited.float4_e2m1fn_x2:
+            raise NotImplementedError(f"\"_local_scalar_dense_{t._device.type}\" not implemented for "
+                                      f"'{D.SCALAR_TYPE_NAME[t.dtype]}'")
+        a = a.view(np.uint8)      # torch prints float4_e2m1fn_x2's bytes as numbers
     floating = t.is_floating_point()
     if floating:
         a = a.astype(np.float64)

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .c10 import dtype as _dt
+from .c10 import limited_dtypes as _limited
 from .c10.device import _TYPE_MAP, CPU
 from .c10.device_hooks import _HOST_READ_HOOKS, _REFUSED, check_access, host_read, storage_factory
 from . import inference_tensors as _inference
@@ -157,7 +158,8 @@ class Tensor:
         return bool(self._a.flags.c_contiguous)
 
     def is_floating_point(self) -> bool:
-        return self._a.dtype.kind == "f" or self._a.dtype == _dt.bfloat16.np
+        dt = self._a.dtype
+        return dt.kind == "f" or dt == _dt.bfloat16.np or dt.kind == "V" and _FROM_NP[dt].is_floating_point
 
     def is_complex(self) -> bool:
         dt = self._a.dtype
@@ -245,17 +247,22 @@ class Tensor:
             a = _host_array(self)
         if a.dtype == _C32:
             a = _complex32_as_complex64(a)
+        elif a.dtype in _limited.BYTE_TAGGED_NP:     # bytes with a dtype tag: torch has no scalar of them
+            raise NotImplementedError(f"\"_local_scalar_dense_{self._device.type}\" not implemented for "
+                                      f"'{_dt.SCALAR_TYPE_NAME[self.dtype]}'")
         v = a.reshape(()).item() if a.__class__ is _ndarray else a.item()
-        if a.dtype == _dt.bfloat16.np:
+        if a.dtype == _dt.bfloat16.np or a.dtype in _limited.FLOAT8_NP:
             v = float(v)
         return v
 
     def tolist(self):
         a = _host_array(self) if self._device is not CPU else self._a
-        if a.dtype == _dt.bfloat16.np:
+        if a.dtype == _dt.bfloat16.np or a.dtype in _limited.FLOAT8_NP:
             a = a.astype(np.float32)
         elif a.dtype == _C32:
             a = _complex32_as_complex64(a)
+        elif a.dtype in _limited.BYTE_TAGGED_NP:
+            raise RuntimeError("load_scalar: invalid type")
         return a.tolist()
 
     def numpy(self, *, force=False):
@@ -271,6 +278,8 @@ class Tensor:
             raise TypeError("Got unsupported ScalarType BFloat16")
         if self._a.dtype == _C32:
             raise TypeError("Got unsupported ScalarType ComplexHalf")
+        if self._a.dtype in _limited.FLOAT8_NP or self._a.dtype in _limited.BYTE_TAGGED_NP:
+            raise TypeError(f"Got unsupported ScalarType {_dt.SCALAR_TYPE_NAME[self.dtype]}")
         return self._a
 
     def __array__(self, dtype=None, copy=None):

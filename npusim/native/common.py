@@ -71,7 +71,7 @@ def scalar_operand(v, np_dt):
     k = np_dt.kind
     if k == "f":
         return v
-    if np_dt == BFLOAT16:
+    if np_dt == BFLOAT16 or k == "V" and np_dt.names is None:   # ml_dtypes' floats: bfloat16, the float8 types
         return np_dt.type(v)
     if k in "iu":
         if isinstance(v, bool):

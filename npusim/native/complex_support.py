@@ -13,6 +13,7 @@ from ..core import promotion
 from ..core.c10 import codegen
 from ..core.c10 import dtype as D
 from ..core.tensor import Tensor
+from . import limited_dtype_support as LDS
 
 # Ops (overload packet names) whose kernels handle complex tensors.
 COMPLEX_OPS = frozenset({
@@ -79,6 +80,7 @@ _MESSAGES = {
     "amin": (NotImplementedError, "\"min_values_cpu\" not implemented for '{name}'"),
     "aminmax": (NotImplementedError, "\"aminmax_cpu\" not implemented for '{name}'"),
     "argmax": (RuntimeError, "argmax(): does not support complex input"),
+    "hash_tensor": (NotImplementedError, "\"xor_sum_cpu\" not implemented for '{name}'"),
     "argmin": (RuntimeError, "argmin(): does not support complex input"),
     "maximum": (RuntimeError, "maximum not implemented for complex tensors."),
     "minimum": (RuntimeError, "minimum not implemented for complex tensors."),
@@ -101,11 +103,14 @@ _MESSAGES.update({op: (NotImplementedError, f"\"{op}_vml_cpu\" not implemented f
 
 
 _COMPLEX_NP = frozenset(d.np for d in D.COMPLEX_DTYPES)
+_C32 = D.COMPLEX32_NP   # compared by value: the limited dtypes' one-byte tags are structured dtypes too
+# the dtypes the generated check looks for: complex, and the dtypes with limited support (limited_dtype_support)
+_GUARDED_NP = _COMPLEX_NP | LDS.LIMITED_NP
 
 
 def is_complex_array(a) -> bool:
     dt = a.dtype
-    return dt.kind == "c" or dt.names is not None     # complex32 is the structured pair of float16
+    return dt.kind == "c" or dt == _C32     # complex32 is the structured pair of float16
 
 
 def _complex_in(values):
@@ -114,7 +119,7 @@ def _complex_in(values):
     for v in values:
         if isinstance(v, Tensor):
             dt = v._a.dtype
-            if dt.kind == "c" or dt.names is not None:
+            if dt.kind == "c" or dt == _C32:
                 return v
         elif v.__class__ is complex:
             return True
@@ -122,7 +127,7 @@ def _complex_in(values):
             for w in v:
                 if isinstance(w, Tensor):
                     dt = w._a.dtype
-                    if dt.kind == "c" or dt.names is not None:
+                    if dt.kind == "c" or dt == _C32:
                         return w
     return None
 
@@ -137,7 +142,7 @@ def _promoted(args):
 
 
 def _is_complex32(found) -> bool:
-    return found is D.complex32 or isinstance(found, Tensor) and found._a.dtype.names is not None
+    return found is D.complex32 or isinstance(found, Tensor) and found._a.dtype == _C32
 
 
 def refusal(op: str, found) -> Exception:
@@ -154,7 +159,9 @@ def refusal(op: str, found) -> Exception:
 
 
 def check_arguments(op: str, args, kwargs) -> None:
-    """Raise torch's error if ``op`` (a packet name) may not take these arguments' complex values."""
+    """Raise torch's error if ``op`` (a packet name) may not take these arguments' complex values (or their
+    dtypes with limited support: limited_dtype_support)."""
+    LDS.check_arguments(op, args, kwargs)
     found = _complex_in(args)
     if found is True:
         found = _promoted(args)
@@ -189,7 +196,7 @@ def _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np):
         elif t.base == "Scalar":
             lines += [f"if {n}.__class__ is complex:", f"    {slow}"]
         elif t.base == "ScalarType":
-            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.is_complex:", f"    {slow}"]
+            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.np in {complex_np}:", f"    {slow}"]
     return lines
 
 
@@ -213,7 +220,7 @@ def _factory(op):
     def factory(fn):
         packet = schema.name.split("::")[-1]
         checked = make(fn, lambda args, kwargs: check_arguments(packet, args, kwargs), Tensor, D.dtype,
-                       _COMPLEX_NP, **sig.defaults)
+                       _GUARDED_NP, **sig.defaults)
         checked.__code__ = named[checked.__code__]
         checked.__name__ = checked.__qualname__ = name
         checked.__wrapped__ = fn
@@ -226,7 +233,7 @@ def guard(op, fn):
     complex dtype, else ``fn`` behind a generated check that raises torch's error for the complex arguments it
     does not take (before the kernel runs; real arguments cost a few attribute reads)."""
     packet = op._opname
-    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS:
+    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL:
         return fn
     factory = _factories.get(op)
     if factory is None:

@@ -14,6 +14,8 @@ from ..core.c10 import dtype as D
 from ..core.c10.device import CPU
 from ..core.c10.device_guard import DeviceGuard, has_guard_impl
 from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
+from ..core.c10.float8_rounding import to_float8
+from ..core.c10.limited_dtypes import FLOAT8_NP
 from ..core.c10.memory_format import check_rank, dense_order
 from ..core.c10.storage import array_address, array_root
 from ..core.c10.user_frames import user_stacklevel
@@ -305,6 +307,8 @@ def _write(xp, dst, src):
     if KX.is_complex(src_dt) or dst.dtype == KX.COMPLEX32:
         warn_if_discarding(src_dt, dst.dtype)
         return KX.write(dst, src)   # complex32 part by part; complex to real keeps the real part
+    if dst.dtype in FLOAT8_NP and (src_dt != dst.dtype or not hasattr(src, "dtype")):
+        src = to_float8(src, dst.dtype)     # torch's rounding into float8 (core/c10/float8_rounding.py)
     try:
         if xp is np:
             P.copyto(dst, src, "unsafe")   # large copies run on the intra-op threads
@@ -383,6 +387,8 @@ def to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_blo
         if dt.is_complex or KX.is_complex(a.dtype):
             warn_if_discarding(a.dtype, dt.np)
             r = KX.cast(a, dt.np)
+        elif dt.np in FLOAT8_NP and a.dtype != dt.np:
+            r = to_float8(a, dt.np)     # torch's rounding (ml_dtypes' differs past e4m3fn's range, and for e8m0)
         else:
             r = P.astype(a, dt.np)
         return C.make(r, dev)

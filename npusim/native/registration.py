@@ -19,7 +19,8 @@ from . import views as V
 # The tables a native module may define; each maps an overload name to its kernel.
 TABLES = ("KERNELS", "COMPOSITE", "COMPOSITE_IMPLICIT")
 # Modules of the package that hold no kernels of their own: shared helpers and the registration itself.
-NOT_KERNEL_MODULES = frozenset({"common", "registration", "cpu_registration", "complex_support"})
+NOT_KERNEL_MODULES = frozenset({"common", "registration", "cpu_registration", "complex_support",
+                                "limited_dtype_support"})
 
 
 def _binary_family(table, name, fns, *, scalar=True, tensor_overload="Tensor", out_names=("out",),

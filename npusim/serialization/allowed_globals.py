@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 
 from ..core.c10 import dtype as _dt
+from ..core.c10 import limited_dtypes as _limited
 from ..core.tensor import Tensor
 from . import rebuild as R
 from .torch_names import STORAGE_TYPES, UNSUPPORTED_DTYPE_NAMES, UNSUPPORTED_STORAGE_NAMES, UNTYPED_STORAGE_TYPE
@@ -50,7 +51,7 @@ def builtin_globals() -> dict:
             "builtins.frozenset": R.make_frozenset,
             "builtins.complex": R.make_complex,
         }
-        for d in _dt.ALL_DTYPES:
+        for d in _dt.ALL_DTYPES + _limited.LIMITED_DTYPES:
             table[f"torch.{d.name}"] = d
         for name, st in STORAGE_TYPES.items():
             table[f"torch.{name}"] = st

@@ -16,6 +16,7 @@ from collections import OrderedDict
 
 from ..api.typed_storage import TypedStorage
 from ..core.c10 import dtype as _dt
+from ..core.c10 import limited_dtypes as _limited
 from ..core.c10.device import CPU, device as _device
 from ..core.c10.storage import UntypedStorage
 from ..core.tensor import Size, Tensor
@@ -135,6 +136,8 @@ class _TorchReductions:
             t = t.contiguous()
             stride = t.stride()
         rebuild = N.REBUILD_TENSOR_V2
+        if t.dtype in _limited.SUB_BYTE_INTS + _limited.SUB_BYTE_UINTS:   # torch cannot save them either
+            raise KeyError(f"dtype {t.dtype} is not recognized")
         if t.dtype in N.STORAGE_TYPE_NAME:
             args = (_StorageRef(t.untyped_storage(), t.dtype), t.storage_offset(), tuple(t.shape), stride,
                     t.requires_grad, OrderedDict())
@@ -198,7 +201,7 @@ _RENAMES = {}  # the GLOBAL opcode of each stand-in (and npusim dtype) -> torch'
 for _obj in vars(N).values():
     if N.is_torch_global(_obj):
         _RENAMES[_obj] = (_global_opcode(N.__name__, _obj.__name__), _global_opcode(_obj.torch_module, _obj.torch_name))
-for _d in _dt.ALL_DTYPES:
+for _d in _dt.ALL_DTYPES + _limited.LIMITED_DTYPES:
     _RENAMES[_d] = (_global_opcode(_dt.__name__, _d.name), _global_opcode("torch", _d.name))
 
 

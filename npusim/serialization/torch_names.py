@@ -9,6 +9,7 @@ names back to npusim objects.
 from __future__ import annotations
 
 from ..core.c10 import dtype as _dt
+from ..core.c10 import limited_dtypes as _limited
 
 # npusim dtype <-> torch's legacy typed-storage class name (torch.storage._dtype_to_storage_type_map)
 STORAGE_NAME_OF_DTYPE = {
@@ -36,6 +37,8 @@ UNSUPPORTED_DTYPE_NAMES = frozenset({
 
 # the complex dtypes are npusim's too
 UNSUPPORTED_STORAGE_NAMES = {k: v for k, v in UNSUPPORTED_STORAGE_NAMES.items() if not k.startswith("Complex")}
+# so are the dtypes torch supports in part (core/c10/limited_dtypes.py): archives name them as torch does
+UNSUPPORTED_DTYPE_NAMES = UNSUPPORTED_DTYPE_NAMES - {d.name for d in _limited.LIMITED_DTYPES}
 UNSUPPORTED_DTYPE_NAMES = UNSUPPORTED_DTYPE_NAMES - {"complex32", "complex64", "complex128", "cfloat", "cdouble",
                                                      "chalf"}
 

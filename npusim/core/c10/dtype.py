@@ -138,7 +138,21 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return a
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES}
+class _PromotionTable(dict):
+    """The promotion pairs; a pair of dtypes not in it is one torch refuses to promote (the limited dtypes:
+    core/c10/limited_dtypes.py), with torch's error."""
+
+    __slots__ = ()
+
+    def __missing__(self, key):
+        a, b = key
+        if a.__class__ is dtype and b.__class__ is dtype:
+            from .limited_dtypes import promotion_error
+            raise promotion_error(a, b)
+        raise KeyError(key)
+
+
+_PROMOTE = _PromotionTable({(a, b): _promote_pair(a, b) for a in ALL_DTYPES for b in ALL_DTYPES})
 # the Python types torch's argument parser reads as dtypes
 _PY_TYPES = {_builtin_float: float64, _builtin_int: int64, _builtin_bool: bool}
 
@@ -234,10 +248,14 @@ class finfo:
         if not type.is_floating_point:
             raise TypeError("npusim.finfo() requires a floating point input type. Use npusim.iinfo to handle "
                             "'npusim.finfo'")
+        if type.np.names is not None:   # float4_e2m1fn_x2: bytes holding two values, as torch's (no finfo)
+            raise TypeError("bad argument type for built-in operation")
         info = ml_dtypes.finfo(type.np)
         self.dtype = type.name
         self.bits = type.itemsize * 8
         self.eps = _builtin_float(info.eps)
+        if type.name == "float8_e5m2fnuz":
+            self.eps = 0.125   # torch's (c10's numeric_limits) where ml_dtypes has 2 ** -2
         self.max = _builtin_float(info.max)
         self.min = _builtin_float(info.min)
         self.tiny = self.smallest_normal = _builtin_float(info.tiny)
@@ -257,6 +275,9 @@ class iinfo:
         if type.is_floating_point or type.is_complex:
             raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
                             "'npusim.iinfo'")
+        if type.np.names is not None:   # the sub-byte integers (limited_dtypes): torch has no iinfo of them
+            raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
+                            "'npusim.iinfo'")
         if type is bool:
             raise TypeError("npusim.bool is not supported by npusim.iinfo")
         info = np.iinfo(type.np)
@@ -265,3 +286,9 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+# torch's dtypes with limited support register themselves in the tables above (and are names of this module too,
+# as every dtype is: archives name a dtype by its module's attribute)
+from . import limited_dtypes as _limited_dtypes  # noqa: E402,F401
+from .limited_dtypes import *  # noqa: E402,F401,F403

@@ -11,6 +11,8 @@ import math
 import ml_dtypes
 import numpy as np
 
+from .float8_rounding import to_float8
+
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])   # core/c10/dtype.py's complex32
 _HALF = np.dtype(np.float16)
@@ -26,6 +28,13 @@ _INT_LIMITS = {np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
                for t in (np.uint8, np.int8, np.int16, np.int32, np.int64)}
 # the largest finite value of the floating dtypes a Python float can exceed
 _FLOAT_MAX = {dt: float(ml_dtypes.finfo(dt).max) for dt in (_HALF, _BF16, np.dtype(np.float32))}
+# the float8 dtypes (limited_dtypes): c10 takes lowest..max (float8_e8m0fnu's lowest is 2**-127: no zero, no sign),
+# and an infinity only where the type has one (float8_e5m2)
+_FLOAT8 = {np.dtype(getattr(ml_dtypes, n)): n for n in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                                        "float8_e5m2fnuz", "float8_e8m0fnu")}
+_FLOAT8_RANGE = {dt: (float(ml_dtypes.finfo(dt).min), float(ml_dtypes.finfo(dt).max), n == "float8_e5m2")
+                 for dt, n in _FLOAT8.items()}
+C10_NAME.update({dt: "c10::F" + n[1:] for dt, n in _FLOAT8.items()})
 
 
 def overflow(np_dt):
@@ -72,6 +81,12 @@ def checked_scalar(value, np_dt, *, check_reduced_float=True):
             overflow(np_dt)
         return np_dt.type(int(f))
     f = float(value)
+    float8 = _FLOAT8_RANGE.get(np_dt)
+    if float8 is not None:
+        low, high, has_inf = float8
+        if (not has_inf if math.isinf(f) else not (f != f or low <= f <= high)):
+            overflow(np_dt)
+        return to_float8(f, np_dt)[()]
     high = _FLOAT_MAX.get(np_dt)
     if high is not None and abs(f) > high and math.isfinite(f):
         if check_reduced_float or np_dt not in (_HALF, _BF16):
