@@ -188,3 +188,6 @@ _log_api_usage_once("python.import")
 
 # torch 2.13's dtypes with limited support (uint16-uint64, float8_*, float4_e2m1fn_x2, int1-int7, uint1-uint7, bit)
 from .core.c10.limited_dtypes import *  # noqa: F401,F403,E402
+# torch.hash_tensor (and Tensor.hash_tensor)
+from .api.hash_tensor import hash_tensor  # noqa: F401,E402
+__all__ += ["hash_tensor"]
