@@ -115,7 +115,7 @@ def test_levels_and_their_errors(device):
     x = npusim.ones(3, device=device)
     with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
         fwAD.make_dual(x, x)
-    assert fwAD.unpack_dual(x) == (x, None)
+    assert fwAD.unpack_dual(x) == (x, None)   # no level: the tensor itself
     with fwAD.dual_level() as level:
         assert level == 0
         with pytest.raises(RuntimeError, match="^Nested forward mode AD is not supported at the moment$"):
@@ -126,6 +126,8 @@ def test_levels_and_their_errors(device):
             fwAD.unpack_dual(x, level=3)
         with pytest.raises(RuntimeError, match="not the last one that was created"):
             fwAD.exit_dual_level(level=2)
+        primal, tangent = fwAD.unpack_dual(x)
+        assert primal._base is x and tangent is None   # in a level: always a view
         d = fwAD.make_dual(x, x * 2)
         y = d * 3
     assert fwAD.unpack_dual(y).tangent is None and fwAD.unpack_dual(d).tangent is None   # deleted on exit
@@ -214,6 +216,10 @@ def test_views_share_the_tangent_and_inplace_ops_update_it(device):
         with npusim.no_grad():                           # grad mode does not stop forward AD
             assert host(fwAD.unpack_dual(d * 2).tangent).tolist() == [2, 4, 4, 4, 2, 2]
         assert fwAD.unpack_dual(npusim.argmax(d)).tangent is None
+        with fwAD._set_fwd_grad_enabled(False):
+            assert not fwAD._is_fwd_grad_enabled()
+            assert fwAD.unpack_dual(d * 2).tangent is None and fwAD.unpack_dual(d).tangent is None
+        assert fwAD._is_fwd_grad_enabled() and fwAD.unpack_dual(d).tangent is not None
         with pytest.raises(NotImplementedError, match="^Trying to use forward AD with aten::heaviside that does "
                                                       "not support it.$"):
             d.heaviside(d)

@@ -86,12 +86,28 @@ def unpack_dual(tensor, *, level=None):
     if level < 0:
         return UnpackedDualTensor(tensor, None)
     _check_level(level, "_fw_primal")
-    tangent = _fw.tangent_of(tensor, level)
-    if tangent is None:
-        return UnpackedDualTensor(tensor, None)
+    tangent = _fw.tangent_of(tensor, level) if _fw.is_enabled() else None
     with _fw.disabled():
-        primal = aten.alias.default(tensor)
+        primal = aten.alias.default(tensor)   # a view without the tangent, as torch's _fw_primal
     return UnpackedDualTensor(primal, tangent)
+
+
+class _set_fwd_grad_enabled(_DecoratorContextManager):
+    """Turn the propagation of tangents off (or back on) for a region, as torch's private helper does."""
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = _fw.is_enabled()
+        _fw.set_enabled(bool(mode))
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        _fw.set_enabled(self.prev)
+
+
+def _is_fwd_grad_enabled() -> bool:
+    return _fw.is_enabled()
 
 
 class dual_level(_DecoratorContextManager):

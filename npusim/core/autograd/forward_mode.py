@@ -94,6 +94,11 @@ def is_enabled() -> bool:
     return _state.enabled
 
 
+def set_enabled(mode: bool) -> None:
+    _state.enabled = mode
+    _refresh()
+
+
 # --- tangents on tensors ------------------------------------------------------------------------------------------
 
 def own_tangent(t, level):
