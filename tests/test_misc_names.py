@@ -236,3 +236,72 @@ def test_aten_tags_as_torch(torch):
             base, _, overload = name.partition(".")
             assert [t.name for t in op.tags] == \
                 [t.name for t in getattr(getattr(torch.ops.aten, base), overload or "default").tags], qual
+
+
+# --- Tensor.grad_dtype -----------------------------------------------------------------------------------------
+def _grad_dtype_story(mod, device="cpu"):
+    """What torch 2.13 documents and does with grad_dtype, as (label, result) pairs."""
+    out = []
+
+    class Double(mod.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.double()
+
+    def attempt(fn):
+        try:
+            return fn()
+        except (RuntimeError, TypeError) as e:
+            return f"{type(e).__name__}: {e}"
+
+    x = mod.ones(2, device=device, requires_grad=True)
+    out.append(("default", str(x.grad_dtype)))
+    y = x * 2
+    out.append(("non-leaf get", attempt(lambda: y.grad_dtype)))
+    out.append(("non-leaf set", attempt(lambda: setattr(y, "grad_dtype", mod.float16))))
+    out.append(("bad value", attempt(lambda: setattr(x, "grad_dtype", 3))))
+    Double.apply(x).sum().backward()
+    out.append(("custom default", str(x.grad.dtype)))
+    x.grad = None
+    x.grad_dtype = None
+    out.append(("none", str(x.grad_dtype)))
+    Double.apply(x).sum().backward()
+    out.append(("custom none", str(x.grad.dtype)))
+    out.append(("set with grad", attempt(lambda: setattr(x, "grad_dtype", mod.float16))))
+    x.grad = None
+    x.grad_dtype = mod.float64
+    x.backward(mod.ones(2, device=device))
+    out.append(("root cast", str(x.grad.dtype)))
+    (x * 3).sum().backward()
+    out.append(("accumulated", str(x.grad.dtype), x.grad.tolist()))
+    out.append(("assign wrong", attempt(lambda: setattr(x, "grad", mod.ones(2, device=device)))))
+    z = mod.ones(2, device=device, requires_grad=True)
+    out.append(("assign default", attempt(lambda: setattr(z, "grad", mod.ones(2, dtype=mod.int64, device=device)))))
+    z.grad_dtype = None
+    z.grad = mod.ones(2, dtype=mod.float64, device=device)
+    out.append(("assign any", str(z.grad.dtype)))
+    w = mod.ones(2, device=device)
+    w.grad_dtype = mod.float16
+    out.append(("no-grad leaf", str(w.grad_dtype)))
+    return [tuple(s.replace("torch.", "").replace("npusim.", "") if isinstance(s, str) else s for s in item)
+            for item in out]
+
+
+def test_grad_dtype(device):
+    story = dict((k, v if len(rest) == 0 else (v, *rest)) for k, v, *rest in _grad_dtype_story(npusim, device))
+    assert story["default"] == "float32" and story["none"] == "None"
+    assert story["non-leaf get"] == "RuntimeError: grad_dtype can only be accessed on leaf tensors."
+    assert story["custom default"] == "float32" and story["custom none"] == "float64"
+    assert story["root cast"] == "float64" and story["accumulated"] == ("float64", [4.0, 4.0])
+    assert story["set with grad"].startswith("RuntimeError: Cannot set grad_dtype to 'Half'")
+    assert "with dtype 'float' to a tensor with grad_dtype 'Double'" in story["assign wrong"]
+    assert story["assign any"] == "float64" and story["no-grad leaf"] == "float16"
+
+
+@pytest.mark.oracle
+def test_grad_dtype_as_torch(torch):
+    assert _grad_dtype_story(npusim) == _grad_dtype_story(torch)

@@ -20,6 +20,7 @@ from ..dispatch import record_function as _record_function
 from . import grad_mode
 from .anomaly_mode import _state as anomaly
 from .anomaly_mode import check_nan
+from .grad_dtype import cast_incoming
 from .layout_policy import tls as _layout_policy
 from .node import AccumulateGrad, edge_of
 
@@ -312,6 +313,8 @@ def _accumulate_leaf(node: AccumulateGrad, g_in, create_graph):
     leaf = node._variable()
     if leaf is None or g is None:
         return
+    if g.dtype is not leaf.dtype or hasattr(leaf, "_grad_dtype"):
+        g = cast_incoming(leaf, g)           # kept in the leaf's grad_dtype (its dtype unless set)
     am = leaf._am
     _accumulate_into(leaf, g, create_graph, owned_refs=1)
     if am.post_accumulate_hooks:

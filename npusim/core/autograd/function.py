@@ -13,6 +13,7 @@ import warnings
 from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor, make_alias, make_view
 from . import forward_mode as _fw, grad_mode
+from .grad_dtype import edge_target
 from .meta import IN_CUSTOM_FUNCTION, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of
 
@@ -83,7 +84,9 @@ class BackwardCFunction(Node, FunctionCtx):
                 if tuple(g.shape) != shape:
                     g = _reduce_to(g, shape, name, i)
                 if g.dtype is not dtype:
-                    g = aten._to_copy.default(g, dtype=dtype)
+                    target = edge_target(self, inputs, i, dtype)       # a leaf's grad_dtype, if set
+                    if target is not None and g.dtype is not target:
+                        g = aten._to_copy.default(g, dtype=target)
                 if g._device is not device:
                     raise RuntimeError(f"Function {name} returned an invalid gradient at index {i} - expected "
                                        f"device {device} but got {g.device}")

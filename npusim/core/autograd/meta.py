@@ -114,8 +114,9 @@ def write_grad(t, value) -> None:
                             f"{type(value).__name__}")
         if value._device is not t._device:
             raise RuntimeError("assigned grad has data located on a different device")
-        if value._a.dtype != t._a.dtype:
-            raise RuntimeError("assigned grad has data of a different type")
+        if value._a.dtype != t._a.dtype or hasattr(t, "_grad_dtype"):
+            from .grad_dtype import check_assigned
+            check_assigned(t, value)
         if value._a.shape != t._a.shape:
             raise RuntimeError("assigned grad has data of a different size")
     am = t._am
