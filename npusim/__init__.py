@@ -159,6 +159,7 @@ from .api.worker_generator import thread_safe_generator  # noqa: F401,E402
 from .api.fatal_error import FatalError  # noqa: F401,E402
 from .api.tensor_identity import torch_is_distributed as is_distributed  # noqa: F401,E402  (and Tensor methods)
 from .api import dim_order as _dim_order  # noqa: F401,E402  (Tensor.dim_order)
+from .api import tensor_grad_dtype as _tensor_grad_dtype  # noqa: F401,E402  (Tensor.grad_dtype)
 from .core.c10.dispatch_keys import DispatchKey, DispatchKeySet  # noqa: F401,E402
 from .core.dispatch.op_tags import Tag, tag_aten_ops as _tag_aten_ops  # noqa: F401,E402
 _tag_aten_ops()
