@@ -335,3 +335,22 @@ def test_gradients_match_torch(torch, device, name):
             _weighted_loss(getattr(npusim.fft, name)(xn, **kw), _t(w, device)).backward()
             np.testing.assert_allclose(_np(xn.grad), xt.grad.resolve_conj().numpy(), atol=1e-10,
                                        err_msg=f"{name} {kw}")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["rfft", "irfft", "fft", "ihfftn"])
+def test_double_backward_matches_torch(torch, device, name):
+    # the formulas are made of dispatched ops, so a gradient of a gradient is torch's too
+    x = X64[0] if name in REAL_INPUT else C128[0]
+    v = RNG.standard_normal(x.shape)
+    grads = []
+    for lib, make in ((torch, torch.from_numpy), (npusim, lambda a: _t(a, device))):
+        xt = make(x).requires_grad_()
+        out = getattr(lib.fft, name)(xt)
+        real = lib.view_as_real(out.resolve_conj()) if out.is_complex() else out
+        w = make(np.linspace(-1, 1, real.numel()).reshape(tuple(real.shape)))
+        g, = lib.autograd.grad(((real * w).sum()) ** 2, xt, create_graph=True)
+        gr = lib.view_as_real(g) if g.is_complex() else g
+        (gr * make(np.stack([v, v], -1) if g.is_complex() else v)).sum().backward()
+        grads.append(xt.grad)
+    np.testing.assert_allclose(_np(grads[1]), grads[0].resolve_conj().numpy(), atol=1e-9)

@@ -153,3 +153,15 @@ def test_values_errors_and_gradients_match_torch(torch, device):
         L, V = LA.eig(an)
         _phase_free_loss(L, V, _t(wl, device), _t(wv, device)).backward()
         np.testing.assert_allclose(_np(an.grad), at.grad.resolve_conj().numpy(), atol=1e-10)
+
+
+@pytest.mark.oracle
+def test_double_backward_matches_torch(torch, device):
+    grads = []
+    for lib, make in ((torch, torch.from_numpy), (npusim, lambda a: _t(a, device))):
+        a = make(A[0]).requires_grad_()
+        values = lib.linalg.eigvals(a)
+        g, = lib.autograd.grad((lib.view_as_real(values) ** 2).sum(), a, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(a.grad)
+    np.testing.assert_allclose(_np(grads[1]), grads[0].numpy(), atol=1e-9)
