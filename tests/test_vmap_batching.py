@@ -296,3 +296,47 @@ def test_inplace_transpose_of_an_input_as_torch(torch, device):
     tout = torch.func.vmap(lambda a: a.t_() * 1)(ty)
     assert tuple(out.shape) == tuple(tout.shape) and tuple(y.shape) == tuple(ty.shape)
     np.testing.assert_allclose(host(out), tout.numpy())
+
+
+def test_compositions_equal_the_per_sample_loop(device):
+    npusim.manual_seed(0)
+    x = npusim.randn(4, 3, dtype=npusim.float64, device=device)
+    y = npusim.randn(5, 3, dtype=npusim.float64, device=device)
+    f = lambda a: (a.sin() * a).sum() + (a @ a) ** 2   # noqa: E731
+    g = lambda a, b: (a * b).sum().exp()   # noqa: E731
+    close = lambda a, b: np.testing.assert_allclose(host(a), host(b), rtol=1e-10, atol=1e-12)   # noqa: E731
+    close(F.vmap(F.jacrev(lambda a: a.sin() * a.sum()))(x),
+          npusim.stack([F.jacrev(lambda a: a.sin() * a.sum())(r) for r in x]))
+    close(F.vmap(F.hessian(f))(x), npusim.stack([F.hessian(f)(r) for r in x]))
+    close(F.vmap(F.vmap(F.grad(g), in_dims=(None, 0)), in_dims=(0, None))(x, y),
+          npusim.stack([npusim.stack([F.grad(g)(a, b) for b in y]) for a in x]))
+    close(F.grad(lambda a: F.vmap(f)(a).sum())(x), F.grad(lambda a: sum(f(r) for r in a))(x))
+    close(F.vmap(lambda a: F.jvp(npusim.sin, (a,), (a,))[1])(x), x.cos() * x)
+    close(F.vmap(F.jacfwd(lambda a: a.sin() * 2))(x), npusim.stack([F.jacfwd(lambda a: a.sin() * 2)(r) for r in x]))
+
+    class Square(npusim.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, grad):
+            a, = ctx.saved_tensors
+            return 2 * a * grad
+
+    close(F.vmap(lambda a: Square.apply(a))(x), x * x)
+    m = nn.Linear(3, 2).to(device).double()
+    params, buffers = F.stack_module_state([nn.Linear(3, 2).to(device).double() for _ in range(4)])
+    close(F.vmap(lambda p, b: F.functional_call(m, (p, b), (x,)))(params, buffers),
+          npusim.stack([F.functional_call(m, {k: v[i] for k, v in params.items()}, (x,)) for i in range(4)]))
+    close(F.vmap(lambda a: a.view(-1) * 2, in_dims=1)(x), x.t() * 2)   # a view of a batch mapped over dim 1
+
+
+@pytest.mark.oracle
+def test_per_sample_hessians_equal_torch(torch, device):
+    x = npusim.randn(4, 3, dtype=npusim.float64, device=device)
+    tx = torch.tensor(host(x))
+    f = lambda a: (a.sin() * a).sum() + (a @ a) ** 2   # noqa: E731
+    np.testing.assert_allclose(host(F.vmap(F.hessian(f))(x)), torch.func.vmap(torch.func.hessian(f))(tx).numpy(),
+                               rtol=1e-10, atol=1e-12)
