@@ -284,6 +284,9 @@ def _grad_dtype_story(mod, device="cpu"):
     z.grad_dtype = None
     z.grad = mod.ones(2, dtype=mod.float64, device=device)
     out.append(("assign any", str(z.grad.dtype)))
+    v = mod.ones(2, device=device, requires_grad=True)
+    v.grad_dtype = mod.float16
+    out.append(("autograd.grad", str(mod.autograd.grad((v * 2).sum(), v)[0].dtype)))
     w = mod.ones(2, device=device)
     w.grad_dtype = mod.float16
     out.append(("no-grad leaf", str(w.grad_dtype)))
@@ -300,6 +303,7 @@ def test_grad_dtype(device):
     assert story["set with grad"].startswith("RuntimeError: Cannot set grad_dtype to 'Half'")
     assert "with dtype 'float' to a tensor with grad_dtype 'Double'" in story["assign wrong"]
     assert story["assign any"] == "float64" and story["no-grad leaf"] == "float16"
+    assert story["autograd.grad"] == "float16"
 
 
 @pytest.mark.oracle

@@ -198,6 +198,8 @@ def run_backward(roots, grads, *, retain_graph, create_graph, inputs=None, accum
             if captures is not None and node in captures:
                 for nr, idx in captures[node]:
                     results[idx] = g_in[nr] if nr < len(g_in) else None
+                    if is_leaf and results[idx] is not None and node._variable() is not None:
+                        results[idx] = cast_incoming(node._variable(), results[idx])   # in its grad_dtype
                 if not accumulate and not any(c in deps for c, _ in node._next if c is not None):
                     continue
             if is_leaf:
