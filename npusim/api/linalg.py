@@ -32,7 +32,7 @@ def _finish(r, out):
 
 
 def _check_float(x, fname):
-    if not x.dtype.is_floating_point:
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise RuntimeError(f"linalg.{fname}: Expected a floating point or complex tensor as input. Got "
                            f"{D.SCALAR_TYPE_NAME[x.dtype]}")
 

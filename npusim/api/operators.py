@@ -380,7 +380,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
-    if not input.is_floating_point():
+    if not (input.is_floating_point() or input.is_complex()):
         return eq(input, other)
     close = le(abs(sub(input, other)), add(mul(abs(other), rtol), atol))
     close = logical_or(close, eq(input, other))
@@ -631,7 +631,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         p = 2
     elif p is None:
         p = 2
-    if not input.dtype.is_floating_point:  # torch.norm goes through linalg.vector_norm's check
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # torch.norm: linalg.vector_norm's check
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{D.SCALAR_TYPE_NAME[input.dtype]}")
     if dim is None and not keepdim and out is None and dtype is None:

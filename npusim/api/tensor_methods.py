@@ -45,13 +45,15 @@ _pow_scalar, _pow_scalar_ = _ov("pow", "Tensor_Scalar"), _ov("pow_", "Scalar")
 # A number exponent takes the Scalar overloads, as torch's argument parser picks them: their derivative keeps the
 # exponent a Python float (the Tensor overload would wrap it in a float32 scalar tensor).
 def _pow(self, exponent):
-    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool:
+    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool or \
+            exponent.__class__ is complex:
         return _pow_scalar(self, exponent)
     return _pow_tensor(self, exponent)
 
 
 def _pow_(self, exponent):
-    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool:
+    if exponent.__class__ is float or exponent.__class__ is int or exponent.__class__ is bool or \
+            exponent.__class__ is complex:
         return _pow_scalar_(self, exponent)
     return _pow_tensor_(self, exponent)
 _floordiv, _floordiv_ = _ov("floor_divide"), _ov("floor_divide_", "Tensor")
@@ -62,7 +64,7 @@ _reciprocal = _ov("reciprocal")
 
 
 def _number_or_tensor(other):
-    return isinstance(other, (Tensor, bool, int, float, np.number))
+    return isinstance(other, (Tensor, bool, int, float, complex, np.number))
 
 
 def _binop(fn):

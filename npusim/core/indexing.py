@@ -268,7 +268,8 @@ def _value(self: Tensor, value):
     """A Tensor value as it is; a number checked against self's dtype (kept as a NumPy scalar)."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, _NUMBER) or (isinstance(value, np.generic) and value.dtype.kind in "biuf"):
+    if isinstance(value, _NUMBER) or value.__class__ is complex or (
+            isinstance(value, np.generic) and value.dtype.kind in "biufc"):
         if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
             raise ValueError("Overflow when unpacking long long")   # setitem parses a Python int as int64
         return checked_scalar(value, self._a.dtype, check_reduced_float=False)

@@ -481,11 +481,13 @@ class Tensor:
 
     @property
     def H(self):  # noqa: N802
-        return self.T
+        t = self.T
+        return t.conj() if self.is_complex() else t     # the conjugate transpose
 
     @property
     def mH(self):  # noqa: N802
-        return self.mT
+        t = self.mT
+        return t.conj() if self.is_complex() else t
 
 
 # --- construction helpers used by kernels ----------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
+from . import complex as KX
 from .array_api import HALF_TYPES, as_array, compute_dtype, is_integral, namespace_of
 
 
@@ -97,6 +98,8 @@ def int_power(a, b, out=None):
 
 def sigmoid(a, out=None):
     """1 / (1 + exp(-x)) without overflow for large |x|."""
+    if a.dtype.kind == "c":
+        return KX.sigmoid(a, out)
     xp = namespace_of(a)
     src = a.astype(np.float32) if a.dtype in HALF_TYPES else a
     e = xp.exp(-xp.abs(src))
@@ -118,7 +121,9 @@ def rsqrt(a, out=None):
 
 
 def sign(a, out=None):
-    """torch.sign: -1, 0 or 1 in the input dtype; sign(nan) and sign(-0.0) are 0."""
+    """torch.sign: -1, 0 or 1 in the input dtype; sign(nan) and sign(-0.0) are 0 (sgn of complex: z / |z|)."""
+    if a.dtype.kind == "c":
+        return KX.sgn(a, out)
     if a.dtype == np.bool_:
         r = a.copy()
     elif a.dtype.kind == "u":

@@ -108,6 +108,11 @@ def var_mean(a, axes, correction, keepdims, *, want_std=False):
     n = reduced_count(a.shape, axes)
     m = xp.true_divide(a.sum(axis=axes, keepdims=True), a.dtype.type(n))
     d = as_array(a - m)
+    if d.dtype.kind == "c":   # |z - mean|^2: a complex variance is real
+        v_dt = np.dtype(out_dt.char.lower())
+        ssq = (d.real * d.real + d.imag * d.imag).sum(axis=axes, keepdims=keepdims)
+        v_out = _finish(_var_from(xp, ssq, n, correction, want_std), v_dt)
+        return v_out, _finish(m if keepdims else m.reshape(v_out.shape), out_dt)
     ssq = xp.multiply(d, d, out=d).sum(axis=axes, keepdims=keepdims)
     dof = max(0, n - correction)
     if dof > 0:
@@ -122,9 +127,21 @@ def var_mean(a, axes, correction, keepdims, *, want_std=False):
     return _finish(v, out_dt), _finish(m, out_dt)
 
 
+def _var_from(xp, ssq, n, correction, want_std):
+    dof = max(0, n - correction)
+    with np.errstate(divide="ignore", invalid="ignore"):  # no degrees of freedom: inf / nan are the answer
+        v = xp.true_divide(ssq, ssq.dtype.type(dof))
+    return xp.sqrt(v) if want_std else v
+
+
 def vector_norm(a, p, axes, keepdims, dtype):
-    """torch's vector p-norm in float ``dtype`` (the input is cast to it first)."""
+    """torch's vector p-norm in float ``dtype`` (the input is cast to it first); a complex vector's norm is its
+    moduli's, in the real dtype of its parts."""
     xp = namespace_of(a)
+    if a.dtype.kind == "c":
+        a = as_array(xp.abs(a))
+        if dtype.kind == "c":
+            dtype = np.dtype(dtype.char.lower())    # complex64 -> float32, complex128 -> float64
     if a.dtype != dtype:
         a = a.astype(dtype)
     if dtype in HALF_TYPES:

@@ -69,7 +69,7 @@ def scalar_operand(v, np_dt):
     if isinstance(v, np.generic):
         v = v.item()  # NumPy scalars act like Python numbers, not like typed arrays
     k = np_dt.kind
-    if k == "f":
+    if k == "f" or k == "c":
         return v
     if np_dt == BFLOAT16 or k == "V" and np_dt.names is None:   # ml_dtypes' floats: bfloat16, the float8 types
         return np_dt.type(v)
@@ -90,7 +90,8 @@ def scalar_operand(v, np_dt):
 # C++ names torch prints for a dtype in some messages (TypeMeta names in dtype checks).
 CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
             "int32": "int", "int64": "long int", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double"}
+            "float32": "float", "float64": "double", "complex32": "c10::complex<c10::Half>",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
 def array_operand(t: Tensor, np_dt, dev):

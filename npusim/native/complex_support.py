@@ -33,6 +33,23 @@ COMPLEX_OPS = frozenset({
     "conj_physical", "conj_physical_", "_conj", "_conj_physical", "resolve_conj", "resolve_neg", "adjoint",
     "is_conj", "is_neg",
     "polar", "complex", "angle", "abs", "absolute",
+    # arithmetic and math (NumPy's complex ufuncs; tests/test_complex_ops.py holds them to torch)
+    "add", "add_", "sub", "sub_", "rsub", "mul", "mul_", "div", "div_", "neg", "neg_", "negative", "reciprocal",
+    "reciprocal_", "pow", "pow_", "exp", "exp_", "log", "log_", "sqrt", "sqrt_", "sin", "sin_", "cos", "cos_",
+    "tan", "tan_", "sinh", "sinh_", "cosh", "cosh_", "tanh", "tanh_", "sigmoid", "sigmoid_", "rsqrt", "rsqrt_",
+    "square", "square_", "log2", "log10", "log1p", "expm1", "exp2", "asin", "acos", "atan", "asinh", "acosh",
+    "atanh", "sgn", "sgn_", "addcmul", "addcmul_",
+    # comparisons and predicates that are defined for complex numbers
+    "eq", "ne", "isnan", "isinf", "isfinite", "isclose", "allclose", "equal",
+    # reductions and scans
+    "sum", "mean", "prod", "cumsum", "cumprod", "logsumexp", "any", "all", "count_nonzero", "var", "std",
+    "var_mean", "std_mean", "linalg_vector_norm", "norm",
+    # products
+    "matmul", "mm", "bmm", "mv", "einsum", "dot", "vdot", "outer", "addmm", "addmm_", "linear",
+    # joins, indexing and selection (elements moved, not computed on)
+    "cat", "stack", "index", "index_put", "index_put_", "_index_put_impl_", "where", "masked_fill",
+    "masked_fill_", "index_select", "gather", "flip", "roll", "repeat", "tril", "triu", "diag", "trace", "kron",
+    "nonzero", "masked_select", "take",
     # torch.fft, stft / istft and linalg.eig: complex by design (native/spectral*.py, native/linalg_eig*.py;
     # their own tests hold them to torch)
     "_fft_r2c", "_fft_c2r", "_fft_c2c", "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft",
@@ -71,6 +88,7 @@ _MESSAGES = {
     "relu": (NotImplementedError, "clamp is not supported for complex types"),
     "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
     "absolute_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "nansum": (RuntimeError, "nansum on CPU does not support complex inputs"),
     "signbit": (NotImplementedError, "signbit is not implemented for complex tensors."),
     "sort": _SORT, "argsort": _SORT, "msort": _SORT,
     "topk": (RuntimeError, " topk does not support complex dtypes on CPU"),

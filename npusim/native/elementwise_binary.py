@@ -36,6 +36,11 @@ _BOOL = np.dtype(np.bool_)
 def _scalar_result(np_dt, v):
     """Result dtype of (tensor of np_dt) op (Python number v)."""
     k = np_dt.kind
+    if k == "c":
+        return FROM_NP[np_dt]
+    if isinstance(v, (complex, np.complexfloating)):   # a real tensor's parts keep their precision
+        dt = FROM_NP[np_dt]
+        return dt.to_complex() if dt.is_floating_point else D.default_complex_dtype()
     if k == "f" or np_dt == C.BFLOAT16:
         return FROM_NP[np_dt]
     if isinstance(v, (bool, np.bool_)):
@@ -104,7 +109,7 @@ def operands(x, y):
 def _float_operands(x, y):
     """Operands of an op whose integral inputs compute in the default float dtype (div, atan2)."""
     cd = _result_dt(x, y)
-    if not cd.is_floating_point:
+    if not (cd.is_floating_point or cd.is_complex):
         cd = D.get_default_dtype()
     return _prepare(x, y, cd)
 
@@ -173,8 +178,10 @@ def _not_implemented(kernel, cd, *operands):
 def _alpha_check(cd, alpha):
     if isinstance(alpha, (bool, np.bool_)) and cd is not D.bool:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
-    if not cd.is_floating_point and isinstance(alpha, (float, np.floating)):
+    if not (cd.is_floating_point or cd.is_complex) and isinstance(alpha, (float, np.floating)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if not cd.is_complex and isinstance(alpha, (complex, np.complexfloating)):
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
 
 
 def _axpy(a, b, alpha, cd, sign=1):
@@ -358,7 +365,8 @@ def div(self, other, rounding_mode=None):
 
 def div_out(self, other, rounding_mode=None, out=None):
     cd = _result_dt(self, other)
-    _check_out(out, cd if _rounding(rounding_mode) or cd.is_floating_point else D.get_default_dtype(), self, other)
+    _check_out(out, cd if _rounding(rounding_mode) or cd.is_floating_point or cd.is_complex
+               else D.get_default_dtype(), self, other)
     r, cd, dev = _div_compute(self, other, rounding_mode)
     return C.finish_out(out, r, cd, dev)
 
@@ -366,7 +374,7 @@ def div_out(self, other, rounding_mode=None, out=None):
 def div_(self, other, rounding_mode=None):
     mode = _rounding(rounding_mode)
     cd = _result_dt(self, other)
-    if mode is None and not cd.is_floating_point:
+    if mode is None and not (cd.is_floating_point or cd.is_complex):
         cd = D.get_default_dtype()
     _check_inplace(self, other, cd)
     r, cd, dev = _div_compute(self, other, rounding_mode)
@@ -494,6 +502,8 @@ def _pow_compute(self, exponent):
     """pow.Tensor_Tensor, pow.Tensor_Scalar (a number exponent) and pow.Scalar (a number base)."""
     _check_int64_exponent(self, exponent)
     a, b, cd, dev = operands(self, exponent)
+    if cd.is_complex:   # NumPy's complex power (0 ** 0 is 1, as torch's)
+        return _array(_call(np.power, a, b)), cd, dev
     if not isinstance(exponent, Tensor):
         if cd.np in HALF_TYPES or not (cd.is_floating_point or cd is D.bool):
             C.checked_scalar(exponent, cd.np)   # torch's kernel converts the exponent to these dtypes, checked

@@ -25,7 +25,7 @@ def _float_input(self):
     """The array to compute a float op on: integral inputs become the default float dtype."""
     a = self._a
     k = a.dtype.kind
-    if k == "f" or a.dtype == C.BFLOAT16:
+    if k == "f" or k == "c" or a.dtype == C.BFLOAT16:
         return a, FROM_NP[a.dtype]
     cd = D.get_default_dtype()
     return a.astype(cd.np), cd

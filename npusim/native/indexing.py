@@ -30,6 +30,7 @@ _TYPEMETA_NAME = {
     np.dtype(np.bool_): "bool", _UINT8: "unsigned char", np.dtype(np.int8): "signed char",
     np.dtype(np.int16): "short int", _INT32: "int", _INT64: "long int", np.dtype(np.float16): "c10::Half",
     C.BFLOAT16: "c10::BFloat16", np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+    np.dtype(np.complex64): "c10::complex<float>", np.dtype(np.complex128): "c10::complex<double>",
 }
 
 _SCATTER_REDUCE_WARNING = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "

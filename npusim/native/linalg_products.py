@@ -365,7 +365,13 @@ def dot(self, tensor):
     return _make(K.matmul(a, b), dev)
 
 
-vdot = dot  # real dtypes only: vdot's conjugation is the identity
+def vdot(self, tensor):
+    """dot with the first vector conjugated (the identity for real dtypes)."""
+    s, o = _tensor(self), _tensor(tensor)
+    a, b = s._a, o._a
+    dev = _device(s, o)
+    _check_dot(a.shape, b.shape, a.dtype, b.dtype)
+    return _make(K.matmul(a.conj() if a.dtype.kind == "c" else a, b), dev)
 
 
 def dot_out(self, tensor, out=None):
@@ -448,6 +454,12 @@ def _coefficient(v, dt):
     Integral kernels truncate (``Scalar.to<int>()``); unsigned ones accept negative
     integers and wrap them. 16-bit floats compute in float32.
     """
+    if dt.kind == "c":
+        return complex(v)
+    if isinstance(v, (complex, np.complexfloating)):   # a real kernel takes a complex number without its i part
+        if v.imag:
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPE.get(dt.name, 'float')} without overflow")
+        v = v.real
     is_int = isinstance(v, (int, np.integer))
     if is_int and not -2 ** 63 <= v < 2 ** 64:
         raise OverflowError("int too big to convert")

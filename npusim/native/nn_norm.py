@@ -193,7 +193,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabl
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ``ord``-norm of ``self`` over ``dim`` (all dims when None), computed in ``dtype`` when given."""
     in_dt = C.FROM_NP[self._a.dtype]
-    if not in_dt.is_floating_point:
+    if not (in_dt.is_floating_point or in_dt.is_complex):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{C.tname(in_dt)}")
     if dtype is not None:

@@ -142,12 +142,12 @@ def prod_out(self, dim, keepdim=False, *, dtype=None, out=None):
 def _mean_dtype(a, dtype) -> D.dtype:
     if dtype is not None:
         _check_dtype_arg(dtype)
-        if not dtype.is_floating_point:
+        if not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError("mean(): could not infer output dtype. Optional dtype must be either a floating "
                                f"point or complex dtype. Got: {C.tname(dtype)}")
         return dtype
     dt = FROM_NP[a.dtype]
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a floating point or "
                            f"complex dtype. Got: {C.tname(dt)}")
     return dt
@@ -328,7 +328,7 @@ def _var_std(self, dim, correction, keepdim, fname, type_error, want_std, out=No
     With ``out`` the statistics are computed in its dtype (the input is cast to it), as torch does.
     """
     a = self._a
-    if not C.is_float(a.dtype):
+    if not (C.is_float(a.dtype) or a.dtype.kind == "c"):
         raise RuntimeError(type_error)
     if out is not None:
         out_dt = _out_dtype(out)
@@ -340,7 +340,8 @@ def _var_std(self, dim, correction, keepdim, fname, type_error, want_std, out=No
     out_numel = a.size // n if n else 0
     if (n if out_numel else 0) - c <= 0:
         warnings.warn(f"{fname}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-                      f"reduction factor (input numel divided by output numel).", UserWarning, stacklevel=user_stacklevel())
+                      f"reduction factor (input numel divided by output numel).", UserWarning,
+                      stacklevel=user_stacklevel())
     return R.var_mean(a, axes, c, keepdim, want_std=want_std)
 
 
@@ -386,7 +387,7 @@ def _fmt_p(p) -> str:
 
 def _check_norm_input(a):
     dt = FROM_NP[a.dtype]
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or dt.is_complex):
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. Got {C.tname(dt)} "
                            f"instead.")
 
@@ -428,7 +429,7 @@ def norm_dim_dtype(self, p, dim, keepdim, *, dtype):
         raise RuntimeError(f"norm(): the desired output dtype should be either floating point or complex. Got "
                            f"{C.tname(dtype)} instead.")
     in_dt = _dt(self)
-    if not in_dt.is_floating_point:
+    if not (in_dt.is_floating_point or in_dt.is_complex):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{C.tname(in_dt)}")
     if D.promote_types(in_dt, dtype) is not dtype:

@@ -42,6 +42,10 @@ def _make_grads(outputs, grads):
         if g._a.shape != o._a.shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] has a "
                                f"shape of {o.shape}.")
+        if g._a.dtype != o._a.dtype and (o.is_complex() or g.is_complex()):
+            raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same "
+                               f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
+                               f"has a dtype of {o.dtype}.")
         if g._a.dtype != o._a.dtype and o.is_floating_point():
             g = aten._to_copy.default(g, dtype=o.dtype)   # torch casts a gradient to its output's dtype
         out.append(g)

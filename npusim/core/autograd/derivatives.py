@@ -29,6 +29,7 @@ from ..dispatch.dispatcher import _resolve, all_ops, fallthrough_kernel
 from ..dispatch.library import Library
 from ..dispatch.ops_namespace import aten
 from ..dispatch import record_function as _record_function
+from ..c10.dtype import COMPLEX32_NP as _COMPLEX32_NP
 from ..c10.dtype import FROM_NUMPY as _FROM_NP
 from ..tensor import Size, Tensor
 from . import grad_mode
@@ -175,6 +176,37 @@ def _node_class(op_name: str, formula, class_name=None, overload_name="", saved_
         if not hasattr(FormulaNode, n):   # a Node attribute (name, apply...) keeps its meaning
             ns[n] = _saved_property(n)
     return type(name, (FormulaNode,), ns)
+
+
+# Ops whose formulas follow torch's convention for complex inputs (formulas_complex.py lists them): recording any
+# other op on complex tensors raises, rather than give a gradient that is silently wrong.
+_COMPLEX_READY: set = set()
+_C32_NP = _COMPLEX32_NP
+
+
+def complex_ready(*packets) -> None:
+    """Declare the formulas of these ops (overload packet names) right for complex tensors."""
+    _COMPLEX_READY.update(packets)
+
+
+def _is_complex(t) -> bool:
+    dt = t._a.dtype
+    return dt.kind == "c" or dt == _C32_NP
+
+
+def _complex_among(values, args) -> bool:
+    for v in values:
+        if v.__class__ is Tensor or isinstance(v, Tensor):
+            if _is_complex(v):
+                return True
+        elif isinstance(v, (list, tuple)):
+            if any(isinstance(t, Tensor) and _is_complex(t) for t in v):
+                return True
+    return any(a.__class__ is complex for a in args)
+
+
+def _refuse_complex_derivative(packet):
+    raise NotImplementedError(f"npusim has no derivative of '{packet}' for complex tensors yet (docs/complex.md)")
 
 
 def _flat_edges(values):
@@ -368,6 +400,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         edges, needs = _flat_edges(values)
         if not _any_needs(needs):
             return call_below(ks, args, kwargs)
+        if packet not in _COMPLEX_READY and _complex_among(values, args):
+            _refuse_complex_derivative(packet)
         self_t = args[0] if inplace else None
         if inplace:
             check_inplace(self_t)
@@ -410,6 +444,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             return out
         if out is self_t or (n_args and out is args[0]):
             return out   # the op handed its input back (contiguous() of a contiguous tensor): nothing to record
+        if packet not in _COMPLEX_READY and out.__class__ is Tensor and _is_complex(out):
+            _refuse_complex_derivative(packet)   # real inputs, complex result (x * 1j)
         node._next = tuple(edges)
         node._needs = tuple(needs)
         if out.__class__ is Tensor and not view_kind:

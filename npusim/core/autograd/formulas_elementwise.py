@@ -6,6 +6,7 @@ import math
 from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
 from ..tensor import Tensor
+from .formulas_complex import holomorphic
 from .derivatives import TensorMeta, derivative
 
 _mul, _div, _add, _sub, _neg = (aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.sub.Tensor,
@@ -76,6 +77,7 @@ def rsub_backward(ctx, g):
 
 @derivative("mul.Tensor", "mul.Scalar", "mul_.Tensor", "mul_.Scalar", inputs=("self", "other"),
             save=("self", "other"))
+@holomorphic
 def mul_backward(ctx, g):
     n = ctx.needs_input_grad
     return (as_input(_mul(g, ctx.other), ctx.self) if n[0] else None,
@@ -84,6 +86,7 @@ def mul_backward(ctx, g):
 
 @derivative("div.Tensor", "div.Scalar", "div_.Tensor", "div_.Scalar", inputs=("self", "other"),
             save=("self", "other"))
+@holomorphic
 def div_backward(ctx, g):
     n = ctx.needs_input_grad
     other = ctx.other
@@ -104,6 +107,7 @@ def div_mode_backward(ctx, g):
 
 
 @derivative("pow.Tensor_Scalar", "pow_.Scalar", inputs=("self",), save=("self", "exponent"))
+@holomorphic
 def pow_scalar_backward(ctx, g):
     e = ctx.exponent
     if e == 0:
@@ -114,6 +118,7 @@ def pow_scalar_backward(ctx, g):
 
 @derivative("pow.Tensor_Tensor", "pow_.Tensor", inputs=("self", "exponent"), save=("self", "exponent"),
             save_result=True)
+@holomorphic
 def pow_tensor_backward(ctx, g):
     x, e = ctx.self, ctx.exponent
     if not isinstance(e, Tensor):
@@ -135,6 +140,7 @@ def pow_tensor_backward(ctx, g):
 
 
 @derivative("pow.Scalar", inputs=("exponent",), save=("self",), save_result=True)
+@holomorphic
 def pow_scalar_base_backward(ctx, g):
     base = ctx.self
     if base == 0:
@@ -176,50 +182,59 @@ def abs_backward(ctx, g):
 # --- functions of one input whose derivative uses the result -------------------------------------------------
 
 @derivative("exp", "exp_", save_result=True)
+@holomorphic
 def exp_backward(ctx, g):
     return _mul(g, ctx.result)
 
 
 @derivative("exp2", "exp2_", save_result=True)
+@holomorphic
 def exp2_backward(ctx, g):
     return _mul(_mul(g, ctx.result), math.log(2.0))
 
 
 @derivative("expm1", "expm1_", save_result=True)
+@holomorphic
 def expm1_backward(ctx, g):
     return _mul(g, _add(ctx.result, 1))
 
 
 @derivative("sqrt", "sqrt_", save_result=True)
+@holomorphic
 def sqrt_backward(ctx, g):
     return _div(g, _mul(ctx.result, 2))
 
 
 @derivative("rsqrt", "rsqrt_", save_result=True)
+@holomorphic
 def rsqrt_backward(ctx, g):
     r = ctx.result
     return _mul(_mul(g, -0.5), aten.pow.Tensor_Scalar(r, 3))
 
 
 @derivative("tanh", "tanh_", save_result=True)
+@holomorphic
 def tanh_backward(ctx, g):
     r = ctx.result
     return _mul(g, aten.rsub.Scalar(_mul(r, r), 1))
 
 
 @derivative("sigmoid", "sigmoid_", save_result=True)
+@holomorphic
 def sigmoid_backward(ctx, g):
     r = ctx.result
     return _mul(g, _mul(r, aten.rsub.Scalar(r, 1)))
 
 
 @derivative("reciprocal", "reciprocal_", save_result=True)
+@holomorphic
 def reciprocal_backward(ctx, g):
     r = ctx.result
     return _neg(_mul(g, _mul(r, r)))
 
 
 @derivative("tan", "tan_", save_result=True)
+@holomorphic
 def tan_backward(ctx, g):
     r = ctx.result
     return _mul(g, _add(_mul(r, r), 1))
@@ -233,41 +248,49 @@ def relu_backward(ctx, g):
 # --- functions of one input whose derivative uses the input ---------------------------------------------------
 
 @derivative("log", "log_", save=("self",))
+@holomorphic
 def log_backward(ctx, g):
     return _div(g, ctx.self)
 
 
 @derivative("log2", "log2_", save=("self",))
+@holomorphic
 def log2_backward(ctx, g):
     return _div(g, _mul(ctx.self, math.log(2.0)))
 
 
 @derivative("log10", "log10_", save=("self",))
+@holomorphic
 def log10_backward(ctx, g):
     return _div(g, _mul(ctx.self, math.log(10.0)))
 
 
 @derivative("log1p", "log1p_", save=("self",))
+@holomorphic
 def log1p_backward(ctx, g):
     return _div(g, _add(ctx.self, 1))
 
 
 @derivative("sin", "sin_", save=("self",))
+@holomorphic
 def sin_backward(ctx, g):
     return _mul(g, aten.cos.default(ctx.self))
 
 
 @derivative("cos", "cos_", save=("self",))
+@holomorphic
 def cos_backward(ctx, g):
     return _neg(_mul(g, aten.sin.default(ctx.self)))
 
 
 @derivative("sinh", "sinh_", save=("self",))
+@holomorphic
 def sinh_backward(ctx, g):
     return _mul(g, aten.cosh.default(ctx.self))
 
 
 @derivative("cosh", "cosh_", save=("self",))
+@holomorphic
 def cosh_backward(ctx, g):
     return _mul(g, aten.sinh.default(ctx.self))
 
@@ -297,6 +320,7 @@ def erf_backward(ctx, g):
 
 
 @derivative("square", "square_", save=("self",))
+@holomorphic
 def square_backward(ctx, g):
     return _mul(_mul(g, ctx.self), 2)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..dispatch.ops_namespace import aten
+from .formulas_complex import conj_if_complex, holomorphic
 from .derivatives import derivative
 from .formulas_elementwise import as_input, sum_to
 
@@ -35,6 +36,7 @@ def _mm_mat2_grad(g, mat1, mat2):
 
 
 @derivative("mm", inputs=("self", "mat2"), save=("self", "mat2"))
+@holomorphic
 def mm_backward(ctx, g):
     n = ctx.needs_input_grad
     return (_mm_mat1_grad(g, ctx.self, ctx.mat2) if n[0] else None,
@@ -42,6 +44,7 @@ def mm_backward(ctx, g):
 
 
 @derivative("bmm", inputs=("self", "mat2"), save=("self", "mat2"))
+@holomorphic
 def bmm_backward(ctx, g):
     n = ctx.needs_input_grad
     return (aten.bmm.default(g, _mT(ctx.mat2)) if n[0] else None,
@@ -49,6 +52,7 @@ def bmm_backward(ctx, g):
 
 
 @derivative("matmul", inputs=("self", "other"), save=("self", "other"))
+@holomorphic
 def matmul_backward(ctx, g):
     a, b = ctx.self, ctx.other
     n = ctx.needs_input_grad
@@ -75,6 +79,7 @@ def matmul_backward(ctx, g):
 
 
 @derivative("addmm", "addmm_", inputs=("self", "mat1", "mat2"), save=("self_meta", "mat1", "mat2", "beta", "alpha"))
+@holomorphic
 def addmm_backward(ctx, g):
     n = ctx.needs_input_grad
     alpha, beta = ctx.alpha, ctx.beta
@@ -85,6 +90,7 @@ def addmm_backward(ctx, g):
 
 
 @derivative("dot", inputs=("self", "tensor"), save=("self", "tensor"))
+@holomorphic
 def dot_backward(ctx, g):
     n = ctx.needs_input_grad
     return (_mul(g, ctx.tensor) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
@@ -92,23 +98,27 @@ def dot_backward(ctx, g):
 
 @derivative("vdot", inputs=("self", "other"), save=("self", "other"))
 def vdot_backward(ctx, g):
+    # vdot(a, b) = sum(conj(a) * b): a's gradient takes conj(g) * b, b's g * a (torch's formula)
     n = ctx.needs_input_grad
-    return (_mul(g, ctx.other) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
+    return (_mul(conj_if_complex(g), ctx.other) if n[0] else None, _mul(g, ctx.self) if n[1] else None)
 
 
 @derivative("mv", inputs=("self", "vec"), save=("self", "vec"))
+@holomorphic
 def mv_backward(ctx, g):
     n = ctx.needs_input_grad
     return (aten.outer.default(g, ctx.vec) if n[0] else None, aten.mv.default(_mT(ctx.self), g) if n[1] else None)
 
 
 @derivative("outer", inputs=("self", "vec2"), save=("self", "vec2"))
+@holomorphic
 def outer_backward(ctx, g):
     n = ctx.needs_input_grad
     return (aten.mv.default(g, ctx.vec2) if n[0] else None, aten.mv.default(_mT(g), ctx.self) if n[1] else None)
 
 
 @derivative("addmv", inputs=("self", "mat", "vec"), save=("self_meta", "mat", "vec", "beta", "alpha"))
+@holomorphic
 def addmv_backward(ctx, g):
     n = ctx.needs_input_grad
     ga = _mul(g, ctx.alpha)
@@ -118,6 +128,7 @@ def addmv_backward(ctx, g):
 
 
 @derivative("baddbmm", inputs=("self", "batch1", "batch2"), save=("self_meta", "batch1", "batch2", "beta", "alpha"))
+@holomorphic
 def baddbmm_backward(ctx, g):
     n = ctx.needs_input_grad
     ga = _mul(g, ctx.alpha)
