@@ -49,7 +49,13 @@ def _cases(lib):
         "cat_stack": lambda v: lib.cat([v, 2 * v], 0).sum(0) + lib.stack([v, v.sin()], 1).sum((0, 1)),
         "conv": lambda v: F.conv1d(v.unsqueeze(0), const(W_CONV, v), const(B2, v))
         + F.conv1d(const(X34, v).unsqueeze(0), v[:2, :2].unsqueeze(1).expand(2, 3, 2) * 1.0, v[2, :2]),
-        "layer_norm": lambda v: F.layer_norm(v, (4,), const(LN_W, v), const(LN_B, v)),
+        "layer_norm": lambda v: F.layer_norm(v, (4,), const(LN_W, v), const(LN_B, v))
+        + F.layer_norm(v, (3, 4), v.cos(), v.sin()) + F.layer_norm(v, (4,), None, v[0]),
+        "more_math": lambda v: v.abs() + v.abs().log1p() + (v.abs() + 1).log2() + v.abs().log10() + v.expm1()
+        + v.exp2() + v.square() + (v * v + 1).rsqrt() + (v + 3).reciprocal() + (v / 3).tan() + v.sinh() + v.cosh()
+        + (v / 2).asin() + (v / 2).acos() + v.atan() + v.erf() + F.silu(v),
+        "select_cast": lambda v: lib.where(v > 0, v, 2 * v) + lib.where(v < 0, v.exp(), const(X34, v))
+        + v.masked_fill(v > 1, 0.5) + v.clone() * 2,
         "generic_rule": lambda v: v.std(0) + v.cumsum(1).sum(0) + v.max(1)[0].sum() + lib.where(v > 0, v, v * v).sum(0)
         + v.norm() + v[[0, 2]].sum(0) + v.logsumexp(1).sum(),
     }
@@ -105,8 +111,11 @@ def test_float32_tangents_and_mixed_dtypes(device):
         d = fwAD.make_dual(x, t)
         assert fwAD.unpack_dual(d).tangent is t   # kept as given, as torch does
         out, tangent = fwAD.unpack_dual(d.exp())
+        cast = fwAD.unpack_dual((d * 2).double()).tangent   # a cast casts the tangent
     assert out.dtype == npusim.float32 and tangent.dtype == npusim.float32
     np.testing.assert_allclose(host(tangent), np.exp(X34) * T34, rtol=1e-6)
+    assert cast.dtype == npusim.float64
+    np.testing.assert_allclose(host(cast), 2 * T34.astype(np.float32), rtol=1e-7)
 
 
 # --- levels, make_dual, unpack_dual ------------------------------------------------------------------------------
@@ -216,6 +225,8 @@ def test_views_share_the_tangent_and_inplace_ops_update_it(device):
         with npusim.no_grad():                           # grad mode does not stop forward AD
             assert host(fwAD.unpack_dual(d * 2).tangent).tolist() == [2, 4, 4, 4, 2, 2]
         assert fwAD.unpack_dual(npusim.argmax(d)).tangent is None
+        stats = npusim.native_layer_norm(d.view(2, 3), [3], None, None, 1e-5)[1:]
+        assert [fwAD.unpack_dual(s).tangent for s in stats] == [None, None]   # torch's rule for mean and rstd
         with fwAD._set_fwd_grad_enabled(False):
             assert not fwAD._is_fwd_grad_enabled()
             assert fwAD.unpack_dual(d * 2).tangent is None and fwAD.unpack_dual(d).tangent is None

@@ -476,4 +476,15 @@ def custom_function_jvp(cls, ctx, args, out):
     return tuple(result) if is_tuple else result[0]
 
 
-from . import forward_formulas_common  # noqa: E402,F401  (registers the direct formulas)
+
+def _import_forward_formulas():
+    """Import every ``forward_formulas_<family>`` module: each registers its direct formulas as it loads."""
+    import importlib
+    import pkgutil
+    package = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name.startswith("forward_formulas_"):
+            importlib.import_module(f"{package}.{info.name}")
+
+
+_import_forward_formulas()
