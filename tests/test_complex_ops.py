@@ -170,6 +170,8 @@ GRAD_CASES = {
     "sum_mean": lambda L, a, b, r: a.sum(0) + a.mean(), "matmul": lambda L, a, b, r: a @ b.t(),
     "vdot": lambda L, a, b, r: L.vdot(a[0], b[1]), "conj": lambda L, a, b, r: a.conj() * b,
     "to_complex": lambda L, a, b, r: r.to(a.dtype) * a, "index_cat": lambda L, a, b, r: L.cat([a[1:], b[:1]]),
+    "var_std": lambda L, a, b, r: a.var() + a.std(0).sum(), "norm2": lambda L, a, b, r: L.linalg.vector_norm(a),
+    "norm1_3": lambda L, a, b, r: L.linalg.vector_norm(a, 1, dim=0) + L.linalg.vector_norm(a, 3),
 }
 
 
@@ -197,7 +199,8 @@ def test_gradients_match_torch(torch, name):
             np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["mul", "exp", "div", "abs", "angle", "matmul", "vdot", "pow", "complex"])
+@pytest.mark.parametrize("name", ["mul", "exp", "div", "abs", "angle", "matmul", "vdot", "pow", "complex", "var_std",
+                                  "norm1_3"])
 def test_gradients_match_finite_differences(name):
     """dL/d(re z) + i dL/d(im z), by central differences of the real loss."""
     f = GRAD_CASES[name]

@@ -80,4 +80,6 @@ complex_ready(
     "tan", "tan_", "tanh", "tanh_", "sinh", "sinh_", "cosh", "cosh_", "sigmoid", "sigmoid_", "reciprocal",
     "reciprocal_", "rsqrt", "rsqrt_", "square", "square_", "log2", "log10", "log1p", "expm1", "exp2",
     "pow", "pow_", "mm", "bmm", "mv", "dot", "vdot", "addmm", "addmm_", "matmul", "outer", "addmv", "baddbmm",
+    # real results of complex inputs whose formulas are torch's complex ones: (x - mean) and sgn(x) carry the phase
+    "var", "std", "var_mean", "std_mean", "norm", "linalg_vector_norm",
 )
