@@ -69,7 +69,9 @@ def _loop(fn, args, in_dims):
 def test_rule_families_equal_the_per_sample_loop(device, name, fn, in_dims):
     args = [npusim.tensor(a, dtype=npusim.float64, device=device) for a in _arrays(name)]
     before = sum(batched_fallback.STATS["per_sample"].values())
+    loops = batched_fallback.STATS["whole_function_loops"]
     got = _flat(F.vmap(fn, in_dims=in_dims)(*args))
+    assert batched_fallback.STATS["whole_function_loops"] == loops
     want = _loop(fn, args, in_dims)
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -182,8 +184,10 @@ def test_per_sample_cross_entropy_gradients_take_the_fast_path(device, kw):
     x = npusim.randn(16, 6, dtype=npusim.float64, device=device)
     y = npusim.randint(0, 3, (16,), device=device)
     batched_fallback.STATS["per_sample"].clear()
+    loops = batched_fallback.STATS["whole_function_loops"]
     got = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
     assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
+    assert batched_fallback.STATS["whole_function_loops"] == loops
     loop = [F.grad(loss)(params, x[i], y[i]) for i in range(16)]
     for k in params:
         np.testing.assert_allclose(host(got[k]), host(npusim.stack([r[k] for r in loop])), rtol=1e-10, atol=1e-12)
@@ -207,8 +211,10 @@ def test_per_sample_gradients_of_an_mlp_take_the_fast_path(torch, device):
     x = npusim.randn(16, 6, dtype=npusim.float64, device=device)
     y = npusim.randn(16, 3, dtype=npusim.float64, device=device)
     batched_fallback.STATS["per_sample"].clear()
+    loops = batched_fallback.STATS["whole_function_loops"]
     got = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
     assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
+    assert batched_fallback.STATS["whole_function_loops"] == loops
     loop = [F.grad(loss)(params, x[i], y[i]) for i in range(16)]
     for k in params:
         np.testing.assert_allclose(host(got[k]), host(npusim.stack([r[k] for r in loop])), rtol=1e-10, atol=1e-12)
@@ -243,7 +249,9 @@ def test_nn_rules_equal_the_per_sample_loop(device, name, fn):
     mods = {"conv": nn.Conv2d(3, 4, 3).to(device).double(), "norm": nn.LayerNorm(6).to(device).double()}
     x = npusim.randn(4, 2, 3, 6, 6, dtype=npusim.float64, device=device)
     batched_fallback.STATS["per_sample"].clear()
+    loops = batched_fallback.STATS["whole_function_loops"]
     got = _flat(F.vmap(lambda a: fn(mods, a))(x))
+    assert batched_fallback.STATS["whole_function_loops"] == loops
     assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
     want = _loop(lambda a: fn(mods, a), [x], (0,))
     for g, w in zip(got, want):
@@ -253,8 +261,8 @@ def test_nn_rules_equal_the_per_sample_loop(device, name, fn):
 
 def test_per_sample_gradients_of_a_convnet(device):
     npusim.manual_seed(0)
-    cnn = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.LayerNorm(16),
-                        nn.Linear(16, 2)).to(device).double()
+    cnn = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, stride=2, groups=2),
+                        nn.Flatten(), nn.LayerNorm(4), nn.Linear(4, 2)).to(device).double()
     params = {k: v.detach() for k, v in cnn.named_parameters()}
 
     def loss(p, x, y):
@@ -262,7 +270,10 @@ def test_per_sample_gradients_of_a_convnet(device):
 
     x = npusim.randn(6, 3, 6, 6, dtype=npusim.float64, device=device)
     y = npusim.randn(6, 2, dtype=npusim.float64, device=device)
+    batched_fallback.STATS["per_sample"].clear()
+    loops = batched_fallback.STATS["whole_function_loops"]
     got = F.vmap(F.grad(loss), in_dims=(None, 0, 0))(params, x, y)
+    assert not batched_fallback.STATS["per_sample"] and batched_fallback.STATS["whole_function_loops"] == loops
     loop = [F.grad(loss)(params, x[i], y[i]) for i in range(6)]
     for k in params:
         np.testing.assert_allclose(host(got[k]), host(npusim.stack([r[k] for r in loop])), rtol=1e-10, atol=1e-12)

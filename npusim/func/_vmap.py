@@ -24,6 +24,7 @@ from ._pytree import broadcast_to_and_flatten, tree_flatten, tree_unflatten
 from ._vmap_fast import try_whole_batch
 from ._vmap_batched import run_batched
 from .batched_tensor import NeedsPerSampleLoop
+from .batched_fallback import STATS
 
 __all__ = ["vmap"]
 
@@ -206,7 +207,7 @@ def _run(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness):
         return run_batched(func, _name(func), flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness,
                            lambda dims, out, out_spec: _flat_out_dims(func, dims, out, out_spec))
     except NeedsPerSampleLoop:
-        pass
+        STATS["whole_function_loops"] += 1
     watch = _Randomness(randomness)
     outputs = []
     with _generator.watch_draws(watch):

@@ -9,7 +9,8 @@ served (values batched at outer levels are plain values to it, as torch's levels
    stacked: correct for every op, slower. In-place ops write each sample's slice; random ops draw per sample
    ("different") or rewind the generators between samples ("same").
 
-``STATS`` counts the calls each way (``per_sample`` by op name), for tests and benchmarks.
+``STATS`` counts the calls each way (``per_sample`` by op name), and the vmap calls that fell back to running the
+whole function per sample (``whole_function_loops``), for tests and benchmarks.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from .batching_registry import UsePerSampleLoop, rule_for
 from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_nn,  # noqa: F401 - fill RULES
                batching_rules_pooling, batching_rules_reductions, batching_rules_views)
 
-STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter()}
+STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter(), "whole_function_loops": 0}
 _stack = aten.stack.default
 _select = aten.select.int
 _CIA = DispatchKey.CompositeImplicitAutograd

@@ -153,6 +153,35 @@ def repeat(op, level, args, kwargs):
     return wrap(op(self, [1] + repeats), level)
 
 
+def convolution_backward(op, level, args, kwargs):
+    """Per-sample convolution gradients: the input's with the batch folded into N; the weight's as one grouped
+    convolution's (each sample a group of its own: torch's trick); the bias's as sums over N and space."""
+    grad, x, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask = args
+    if kwargs or transposed or isinstance(weight, BatchedTensor) or not (
+            grad.__class__ is BatchedTensor and grad._level == level and x.__class__ is BatchedTensor
+            and x._level == level) or grad._a.ndim != x._a.ndim:
+        raise UsePerSampleLoop()
+    g, xv = grad._value, x._value
+    batch, n = xv.shape[0], xv.shape[1]
+    params = (stride, padding, dilation, transposed, output_padding)
+    gi = gw = gb = None
+    if mask[0]:
+        gi = op(_reshape(g, [batch * n] + list(g.shape[2:])), _reshape(xv, [batch * n] + list(xv.shape[2:])),
+                weight, None, *params, groups, [True, False, False])[0]
+        gi = wrap(_reshape(gi, list(xv.shape)), level)
+    if mask[1]:
+        # (B, N, C, *space) -> (N, B*C, *space): sample b's channels form group b (times the conv's own groups)
+        gg = _reshape(aten.transpose.int(g, 0, 1), [n, batch * g.shape[2]] + list(g.shape[3:]))
+        xx = _reshape(aten.transpose.int(xv, 0, 1), [n, batch * xv.shape[2]] + list(xv.shape[3:]))
+        ww = aten.expand.default(_unsqueeze(weight, 0), [batch] + list(weight.shape))
+        ww = _reshape(ww, [batch * weight.shape[0]] + list(weight.shape[1:]))
+        gw = op(gg, xx, ww, None, *params, groups * batch, [False, True, False])[1]
+        gw = wrap(_reshape(gw, [batch] + list(weight.shape)), level)
+    if mask[2]:
+        gb = wrap(aten.sum.dim_IntList(g, [1] + list(range(3, g.dim()))), level)
+    return gi, gw, gb
+
+
 register("matmul", matmul)
 register("mm", mm)
 register("bmm", bmm)
@@ -164,6 +193,7 @@ register("addmv addmv_", add_product(aten.mv.default, (2, 1)))
 register("baddbmm baddbmm_", add_product(aten.bmm.default, (3, 3)))
 register("embedding", embedding)
 register("convolution", convolution)
+register("convolution_backward", convolution_backward)
 register("repeat", repeat)
 register("linalg_det linalg_slogdet linalg_inv_ex linalg_cholesky_ex linalg_qr _linalg_eigh _linalg_svd "
          "linalg_lu_factor_ex linalg_matrix_exp linalg_lu linalg_eig _linalg_eigvals", matrix_function)
