@@ -127,3 +127,54 @@ def test_record_comm_as_torch(torch):
     import inspect
     assert list(inspect.signature(dist.record_comm).parameters) == \
         list(inspect.signature(torch.distributed.record_comm).parameters)
+
+
+def test_reducer_averages_in_the_buckets_given(world_of_one, device):
+    model = _model(device)
+    params = list(model.parameters())
+    reducer = dist.Reducer(params, [[3, 2], [1, 0]], [1 << 20, 1 << 20], dist.group.WORLD)
+    logger = dist.Logger(reducer)
+    reducer.set_logger(logger)
+    logger.set_construction_data_and_log("Sequential", [], -1, True, False, False)
+    x = npusim.randn(5, 4, device=device)
+    plain = _model(device)
+    plain(x).pow(2).mean().backward()
+    for _ in range(2):
+        for p in params:
+            p.grad = None
+        world_of_one.calls.clear()
+        reducer.prepare_for_forward()
+        out = model(x).pow(2).mean()
+        reducer.prepare_for_backward([out])
+        out.backward()
+        logger.set_runtime_stats_and_log()
+        assert [op for op, _ in world_of_one.calls] == ["all_reduce", "all_reduce"]      # one per bucket
+        for p, q in zip(params, plain.parameters()):
+            np.testing.assert_allclose(host(p.grad), host(q.grad), rtol=1e-6)
+    stats = reducer.get_backward_stats()
+    assert len(stats) == 4 and all(s > 0 for s in stats)
+    data = logger._get_ddp_logging_data()
+    assert data["iteration"] == 2 and data["module_name"] == "Sequential" and data["world_size"] == 1
+    assert data["num_parameter_tensors"] == 4 and data["backend_name"] == "loopback" and data["dtypes"] == "float"
+    assert data["total_parameter_size_bytes"] == sum(p.numel() * 4 for p in params)
+    logger.set_error_and_log("boom")
+    assert logger._get_ddp_logging_data()["has_error"] == 1
+    with pytest.raises(RuntimeError, match="every parameter exactly once"):
+        dist.Reducer(params, [[0, 1]], [1 << 20], dist.group.WORLD)
+
+
+@pytest.mark.oracle
+def test_reducer_and_logger_as_torch(torch):
+    import inspect
+    tdist = torch.distributed
+    ours = [n for n in inspect.signature(dist.Reducer.__init__).parameters][1:]
+    theirs = ["params", "bucket_indices", "per_bucket_size_limits", "process_group", "expect_sparse_gradients",
+              "bucket_bytes_cap", "find_unused_parameters", "gradient_as_bucket_view", "param_to_name_mapping",
+              "first_bucket_bytes_cap", "skip_all_reduce_unused_params", "use_python_reducer",
+              "bucket_bytes_cap_list", "batched_grad_copy"]
+    assert ours == theirs and theirs[0] + ":" in tdist.Reducer.__init__.__doc__.replace(" ", "")
+    for name in ("get_backward_stats", "prepare_for_backward", "prepare_for_forward", "set_logger"):
+        assert hasattr(tdist.Reducer, name) and hasattr(dist.Reducer, name)
+    for name in ("set_construction_data_and_log", "set_error_and_log", "set_runtime_stats_and_log",
+                 "_get_ddp_logging_data", "_set_comm_hook_name", "_set_static_graph", "_set_uneven_input_join"):
+        assert hasattr(tdist.Logger, name) and hasattr(dist.Logger, name)

@@ -42,6 +42,7 @@ from .process_group import (
     new_group,
 )
 from .reduce_op import ReduceOp, supports_complex
+from .reducer import Logger, Reducer
 from .shrink import shrink_group
 from .stores import HashStore, PrefixStore, QueueEmptyError, Store
 from .subgroups import new_subgroups, new_subgroups_by_enumeration, split_group
@@ -70,5 +71,5 @@ __all__ = [
     "isend", "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
     "register_rendezvous_handler", "scatter", "scatter_object_list", "send", "send_object_list", "set_debug_level",
-    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType", "record_comm",
+    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType", "record_comm", "Reducer", "Logger",
 ]
