@@ -71,5 +71,6 @@ __all__ = [
     "isend", "monitored_barrier", "new_group", "new_subgroups", "new_subgroups_by_enumeration", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_single", "reduce_scatter_tensor",
     "register_rendezvous_handler", "scatter", "scatter_object_list", "send", "send_object_list", "set_debug_level",
-    "set_debug_level_from_env", "split_group", "supports_complex", "shrink_group", "BuiltinCommHookType", "record_comm", "Reducer", "Logger",
+    "set_debug_level_from_env", "split_group", "supports_complex",
+    "shrink_group", "BuiltinCommHookType", "record_comm", "Reducer", "Logger",
 ]

@@ -2,9 +2,9 @@
 
 ``grad``, ``grad_and_value``, ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian`` differentiate through
 npusim's autograd; ``vmap`` maps a function over a batch dimension (BatchedTensors and batching rules);
-``functional_call`` runs a module with given parameters and buffers; ``stack_module_state`` stacks several models' for ensembling
-with vmap; ``rearrange`` is einops' pattern-written reshape and permute. They nest: ``vmap(grad(loss), in_dims=(None, 0, 0))`` with
-``functional_call`` gives per-sample gradients.
+``functional_call`` runs a module with given parameters and buffers; ``stack_module_state`` stacks several
+models' for ensembling with vmap; ``rearrange`` is einops' pattern-written reshape and permute. They nest:
+``vmap(grad(loss), in_dims=(None, 0, 0))`` with ``functional_call`` gives per-sample gradients.
 """
 from ._functional_call import functional_call
 from ._module_state import replace_all_batch_norm_modules_, stack_module_state
