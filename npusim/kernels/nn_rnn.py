@@ -13,9 +13,27 @@ from __future__ import annotations
 import numpy as np
 
 from .array_api import HALF_TYPES, namespace_of
-from .elementwise import sigmoid
 
 _F32 = np.dtype(np.float32)
+
+
+def _sigmoid(x):
+    """``elementwise.sigmoid`` bit for bit (1 / (1 + e) for x >= 0, else e / (1 + e); e = exp(-|x|)) in fewer
+    passes: the numerator is max(e, x >= 0) (e <= 1, and NaN stays NaN), divided once. C-contiguous."""
+    xp = namespace_of(x)
+    e = xp.empty(x.shape, x.dtype)
+    xp.abs(x, out=e)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    numerator = xp.maximum(e, x >= 0)
+    return xp.divide(numerator, xp.add(e, 1, out=e), out=numerator)
+
+
+def _sum(a, b):
+    """a + b into a fresh C-contiguous array (one operand may be a transposed view)."""
+    xp = namespace_of(a)
+    out = xp.empty(a.shape, a.dtype)
+    return xp.add(a, b, out=out)
 
 
 def _opmath(a):
@@ -36,11 +54,12 @@ def lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
     """(hy, cy, workspace) of one LSTM step; the gates in torch's order (input, forget, cell, output)."""
     xp = namespace_of(input_gates)
     dt = input_gates.dtype
-    gates = _opmath(input_gates) + _opmath(hidden_gates)
+    gates = _sum(_opmath(input_gates), _opmath(hidden_gates))
     if input_bias is not None:
-        gates = gates + _opmath(input_bias) + _opmath(hidden_bias)
+        xp.add(gates, _opmath(input_bias), out=gates)
+        xp.add(gates, _opmath(hidden_bias), out=gates)
     h = gates.shape[1] // 4
-    workspace = sigmoid(gates)          # i, f and o; the cell gate is replaced by its tanh below
+    workspace = _sigmoid(gates)         # i, f and o; the cell gate is replaced by its tanh below
     workspace[:, 2 * h:3 * h] = xp.tanh(gates[:, 2 * h:3 * h])
     i, f, g, o = (workspace[:, k * h:(k + 1) * h] for k in range(4))
     cy = f * _opmath(cx) + i * g
@@ -87,14 +106,14 @@ def gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
     hx = _opmath(hx)
     h = hx.shape[1]
     workspace = xp.empty((hx.shape[0], 5 * h), ig.dtype)
-    workspace[:, :2 * h] = sigmoid(ig[:, :2 * h] + hg[:, :2 * h])    # r and z
+    workspace[:, :2 * h] = _sigmoid(ig[:, :2 * h] + hg[:, :2 * h])    # r and z
     r, z = workspace[:, :h], workspace[:, h:2 * h]
     hn = hg[:, 2 * h:]
     n = workspace[:, 2 * h:3 * h]
     xp.tanh(ig[:, 2 * h:] + r * hn, out=n)
     workspace[:, 3 * h:4 * h] = hn
     workspace[:, 4 * h:] = hx
-    hy = n + z * (hx - n)
+    hy = _sum(n, z * (hx - n))
     return _rounded(hy, dt), _rounded(workspace, dt)
 
 

@@ -38,17 +38,20 @@ _GATES_PER_MODE = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 _FUSED_DTYPES = (float32, float64)
 _fused_lstm_cell = aten._thnn_fused_lstm_cell.default
 _fused_gru_cell = aten._thnn_fused_gru_cell.default
+_t = aten.t.default
 
-def _hidden_gates(hidden, w_hh, b_hh, w_hh_t):
-    """h W_hh^T + b_hh. A layer hands in ``w_hh_t``, W_hh^T made once per sequence: the addmm ``F.linear`` runs,
-    without a transpose (and its backward node) in every step."""
-    if w_hh_t is None or b_hh is None:
+def _hidden_gates(hidden, w_hh, b_hh, b_hh_column):
+    """h W_hh^T + b_hh. A layer hands in ``b_hh_column`` (b_hh as a column, made once per sequence) and gets the
+    product transposed, (W_hh h^T + b_hh)^T: the same numbers as F.linear's addmm (each element is the same dot
+    product plus the same bias), but BLAS multiplies a row-major W_hh by a small h^T about twice as fast as a small
+    h by the transposed W_hh, and the gradients (g^T h and g W_hh) are the very products linear's backward runs."""
+    if b_hh_column is None:
         return F.linear(hidden, w_hh, b_hh)
-    return aten.addmm.default(b_hh, hidden, w_hh_t)
+    return _t(aten.addmm.default(b_hh_column, w_hh, _t(hidden)))
 
 
-def _rnn_step(input_gates, hidden, w_hh, b_hh, nonlinearity, w_hh_t=None):
-    pre_activation = input_gates + _hidden_gates(hidden, w_hh, b_hh, w_hh_t)
+def _rnn_step(input_gates, hidden, w_hh, b_hh, nonlinearity, b_hh_column=None):
+    pre_activation = input_gates + _hidden_gates(hidden, w_hh, b_hh, b_hh_column)
     return pre_activation.tanh() if nonlinearity == "tanh" else F.relu(pre_activation)
 
 
@@ -59,8 +62,8 @@ def _fusable(gates, *states):
     return dtype in _FUSED_DTYPES and all(s.dtype is dtype for s in states)
 
 
-def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None, w_hh_t=None):
-    hidden_gates = _hidden_gates(hidden, w_hh, b_hh, w_hh_t)
+def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None, b_hh_column=None):
+    hidden_gates = _hidden_gates(hidden, w_hh, b_hh, b_hh_column)
     if _fusable(input_gates, hidden_gates, cell):
         hidden, cell, _ = _fused_lstm_cell(input_gates, hidden_gates, cell)
         return (hidden if w_hr is None else F.linear(hidden, w_hr)), cell
@@ -73,8 +76,8 @@ def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None, w_hh_t=None):
     return hidden, cell
 
 
-def _gru_step(input_gates, hidden, w_hh, b_hh, w_hh_t=None):
-    hidden_gates = _hidden_gates(hidden, w_hh, b_hh, w_hh_t)
+def _gru_step(input_gates, hidden, w_hh, b_hh, b_hh_column=None):
+    hidden_gates = _hidden_gates(hidden, w_hh, b_hh, b_hh_column)
     if _fusable(input_gates, hidden_gates, hidden):
         return _fused_gru_cell(input_gates, hidden_gates, hidden)[0]
     input_reset, input_update, input_new = input_gates.chunk(3, -1)
@@ -262,13 +265,13 @@ class RNNBase(Module):
         output = layer_input.transpose(0, 1) if self.batch_first else layer_input
         return output, stack(final_hidden), None if cell is None else stack(final_cell)
 
-    def _step(self, input_gates, hidden, cell, w_hh, b_hh, w_hr, w_hh_t=None):
+    def _step(self, input_gates, hidden, cell, w_hh, b_hh, w_hr, b_hh_column=None):
         if self.mode == "LSTM":
-            return _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr, w_hh_t)
+            return _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr, b_hh_column)
         if self.mode == "GRU":
-            return _gru_step(input_gates, hidden, w_hh, b_hh, w_hh_t), None
+            return _gru_step(input_gates, hidden, w_hh, b_hh, b_hh_column), None
         return _rnn_step(input_gates, hidden, w_hh, b_hh, "tanh" if self.mode == "RNN_TANH" else "relu",
-                         w_hh_t), None
+                         b_hh_column), None
 
     @staticmethod
     def _direction_weights(weights, bias, proj_size):
@@ -283,11 +286,11 @@ class RNNBase(Module):
         input_gates = F.linear(input, w_ih, b_ih).unbind(0)
         steps = range(len(input_gates) - 1, -1, -1) if reverse else range(len(input_gates))
         outputs = [None] * len(input_gates)
-        # W_hh^T once for all steps; under autocast each step's F.linear keeps its own casts
-        w_hh_t = None if is_any_autocast_enabled() else w_hh.t()
+        # the hidden projection transposed (see _hidden_gates); under autocast each step's F.linear keeps its casts
+        b_hh_column = None if b_hh is None or is_any_autocast_enabled() else b_hh.unsqueeze(1)
         step = self._step
         for t in steps:
-            hidden, cell = step(input_gates[t], hidden, cell, w_hh, b_hh, w_hr, w_hh_t)
+            hidden, cell = step(input_gates[t], hidden, cell, w_hh, b_hh, w_hr, b_hh_column)
             outputs[t] = hidden
         return stack(outputs), hidden, cell
 
