@@ -351,3 +351,16 @@ def test_per_sample_hessians_equal_torch(torch, device):
     f = lambda a: (a.sin() * a).sum() + (a @ a) ** 2   # noqa: E731
     np.testing.assert_allclose(host(F.vmap(F.hessian(f))(x)), torch.func.vmap(torch.func.hessian(f))(tx).numpy(),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_out_arguments_are_written_per_sample_and_returned(device):
+    x = npusim.randn(4, 3, device=device)
+
+    def f(a):
+        o = npusim.empty_like(a)
+        assert npusim.sin(a, out=o) is o
+        return o
+
+    assert npusim.equal(F.vmap(f)(x), x.sin())
+    with pytest.raises(RuntimeError, match="is not possible because there exists a Tensor `other`"):
+        F.vmap(lambda a: npusim.sin(a, out=npusim.empty(3, device=device)))(x)

@@ -76,7 +76,8 @@ class _Plan:
     __slots__ = ("rule", "written", "decomposition")
 
     def __init__(self, op):
-        self.rule = rule_for(op)
+        # out= overloads run per sample, each sample's result written into its slice of ``out``
+        self.rule = None if op._schema.is_out else rule_for(op)
         self.written = tuple((i, a.name, a.kwarg_only) for i, a in enumerate(op._schema.arguments) if a.type.is_write)
         self.decomposition = _decomposition(op)
 
@@ -166,6 +167,9 @@ def per_sample(op, lv, args, kwargs):
         STACK.random_op -= 1
     if op._schema.is_inplace:
         return args[0]
+    if op._schema.is_out:
+        written = [kwargs.get(a.name) for a in op._schema.arguments if a.type.is_write]
+        return written[0] if len(written) == 1 else tuple(written)
     return _stack_results(op, outs, level)
 
 
