@@ -42,8 +42,11 @@ ALLOWED.update({d: FLOAT8_OPS for d in L.FLOAT8_DTYPES})
 ALLOWED[L.float8_e8m0fnu] = FLOAT8_E8M0_OPS
 ALLOWED[L.float4_e2m1fn_x2] = FLOAT4_OPS
 ALLOWED.update({d: SUB_BYTE_OPS for d in L.SUB_BYTE_INTS + L.SUB_BYTE_UINTS})
-# ops every limited dtype takes: the guard leaves their kernels unwrapped
-ALLOWED_FOR_ALL = frozenset.intersection(*ALLOWED.values())
+# ops every limited dtype takes: the guard leaves their kernels unwrapped, except where a dtype or device argument
+# may put a limited dtype where it cannot be (the npu in cuda mode)
+_PLACING = frozenset("""empty empty_strided empty_like new_empty new_empty_strided zeros zeros_like new_zeros
+view""".split())
+ALLOWED_FOR_ALL = frozenset.intersection(*ALLOWED.values()) - _PLACING
 
 # the kernel names torch's errors print where they are not "<op>_cpu" (torch 2.13, CPU)
 _KERNEL_NAME = {
@@ -59,7 +62,7 @@ _KERNEL_NAME = {
     "rand_like": "check_uniform_bounds", "index": "index_cpu", "equal": "equal_notnan_cpu", "fill_": "fill_cpu",
     "ones": "fill_cpu", "full": "fill_cpu", "ones_like": "fill_cpu", "full_like": "fill_cpu",
     "new_ones": "fill_cpu", "new_full": "fill_cpu", "_local_scalar_dense": "_local_scalar_dense_cpu",
-    "isinf": "isinf", "isfinite": "isfinite",
+    "isinf": "isinf", "isfinite": "isfinite", "hash_tensor": "xor_sum_cpu",
 }
 _FLOAT8_KERNEL_NAME = {"cumsum": "cumsum_out_cpu", "cumprod": "cumprod_out_cpu", "prod": "prod_out_cpu",
                        "unique": "unique", "_unique2": "unique", "random_": "random_update_from_to",
@@ -157,14 +160,21 @@ def check_arguments(op: str, args, kwargs) -> None:
         dt = D.FROM_NUMPY[found._a.dtype]
         if op not in ALLOWED[dt] or dt in L.FLOAT8_DTYPES and _float8_scalar_operand(op, args):
             _check_promotion(op, args)
+            if dt in L.BYTE_TAGGED and op in _ELEMENTWISE and any(v.__class__ in (bool, int, float) for v in args):
+                # torch first converts the number to the dtype: its copy refuses
+                raise NotImplementedError(f"\"copy_\" not implemented for '{D.SCALAR_TYPE_NAME[dt]}'")
             raise refusal(op, dt, found._device.type)
         _check_device(dt, found, kwargs)
-    if kwargs:
-        dt = kwargs.get("dtype")
-        if dt.__class__ is D.dtype and dt.np in _LIMITED_NP:
+    asked = [v for v in args if v.__class__ is D.dtype]     # a dtype in a positional slot (view(dtype))
+    if kwargs and kwargs.get("dtype").__class__ is D.dtype:
+        asked.append(kwargs["dtype"])
+    for dt in asked:
+        if dt.np in _LIMITED_NP:
             if op not in ALLOWED[dt]:
                 raise refusal(op, dt)     # a limited result asked of an op without it (arange(dtype=uint16))
-            _check_device(dt, None, kwargs)
+            if found is None:     # the device asked for, or the tensor's (a view of an npu tensor as the dtype)
+                found = next((v for v in args if isinstance(v, Tensor)), None)
+            _check_device(dt, found, kwargs)
 
 
 def is_limited_array(a) -> bool:
