@@ -365,3 +365,20 @@ def test_views_and_builders_match_torch(torch):
         r = torch.randn(3, dtype=torch.float64)
         for fn in (lambda L, x: L.polar(x.abs(), x), lambda L, x: L.complex(x, -x)):
             np.testing.assert_allclose(_np(fn(npusim, npusim.tensor(r.numpy()))), fn(torch, r).numpy())
+
+
+def test_type_names(device):
+    x = npusim.tensor([1 + 2j], device=device)
+    prefix = "npusim." if device == "cpu" else "npusim.npu."
+    assert x.type() == prefix + "ComplexFloatTensor" and x.cdouble().type() == prefix + "ComplexDoubleTensor"
+    assert npusim.typename(x) == x.type()
+    assert npusim.zeros(1, device=device).type("npusim.ComplexDoubleTensor").dtype is C128
+
+
+@pytest.mark.oracle
+def test_type_names_match_torch(torch):
+    for name in ("complex32", "complex64", "complex128"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = torch.zeros(1, dtype=getattr(torch, name)).type()
+        assert npusim.zeros(1, dtype=getattr(npusim, name)).type() == want.replace("torch.", "npusim.")

@@ -728,10 +728,10 @@ def cuda_device(index=None):
 @_method
 def type(self, dtype=None, non_blocking=False):
     if dtype is None:
-        return f"npusim.{'' if self._device is CPU else self._device.type + '.'}{_LEGACY[self.dtype]}"
+        return f"npusim.{'' if self._device is CPU else self._device.type + '.'}{_TYPE_NAMES[self.dtype]}"
     if isinstance(dtype, str):
         name = dtype.split(".")[-1]
-        inv = {v: k for k, v in _LEGACY.items()}
+        inv = {v: k for k, v in _TYPE_NAMES.items()}
         if name not in inv:
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = inv[name]
@@ -745,6 +745,9 @@ def type(self, dtype=None, non_blocking=False):
 
 
 _LEGACY = LEGACY_NAMES
+# the type names of the complex dtypes, which have no legacy constructor classes (as in torch)
+_TYPE_NAMES = {**LEGACY_NAMES, D.complex32: "ComplexHalfTensor", D.complex64: "ComplexFloatTensor",
+               D.complex128: "ComplexDoubleTensor"}
 
 
 def _cast(dt):
