@@ -168,6 +168,11 @@ def test_randomness_modes(device):
     assert not npusim.equal(diff[0], diff[1])
     drop = F.vmap(lambda a: nn.functional.dropout(a + 1, 0.5), randomness="different")(x)
     assert set(np.unique(host(drop))) <= {0.0, 2.0}
+    # chunks: "same" starts every chunk from the same generator state (as torch's chunked vmap), "different" not
+    same = F.vmap(lambda a: a + npusim.rand(3, device=a.device), randomness="same", chunk_size=2)(x)
+    assert all(npusim.equal(same[i], same[0]) for i in range(5))
+    diff = F.vmap(lambda a: a + npusim.rand(3, device=a.device), randomness="different", chunk_size=2)(x)
+    assert len({tuple(r) for r in host(diff).tolist()}) == 5
 
 
 @pytest.mark.parametrize("kw", [{}, {"reduction": "sum"}, {"ignore_index": 1}, {"label_smoothing": 0.1}])

@@ -221,10 +221,14 @@ def _run(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness):
 def _chunked(func, flat_args, flat_dims, spec, kwargs, batch, out_dims, randomness, chunk_size):
     """The batch run ``chunk_size`` samples at a time, results concatenated along their out_dims."""
     parts = []
-    for start in range(0, batch, chunk_size):
-        n = min(chunk_size, batch - start)
-        chunk = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims)]
-        parts.append(_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, randomness))
+    first_draws = _Randomness("same")      # randomness="same": every chunk starts from the same generator state
+    with _generator.watch_draws(first_draws):
+        for start in range(0, batch, chunk_size):
+            if start and randomness == "same":
+                first_draws.next_sample()
+            n = min(chunk_size, batch - start)
+            chunk = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims)]
+            parts.append(_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, randomness))
     flat0, out_spec = tree_flatten(parts[0])
     dims = _flat_out_dims(func, out_dims, parts[0], out_spec)
     leaves = list(zip(*[tree_flatten(p)[0] for p in parts]))
