@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 
+import numpy as np
 import pytest
 
 import npusim
@@ -288,3 +289,42 @@ def test_grad_layout_policy(device):
 @pytest.mark.oracle
 def test_grad_layout_policy_as_torch(torch):
     assert _layout_strides(npusim) == _layout_strides(torch)
+
+
+# --- SavedTensor ------------------------------------------------------------------------------------------------
+def _saved_tensor_story(mod, device="cpu"):
+    out = []
+    x = mod.ones(2, device=device, requires_grad=True)
+    y = x.exp()
+    s = y.grad_fn._raw_saved_result
+    out.append(isinstance(s, mod.autograd.SavedTensor))
+    out.append([round(v, 5) for v in y.grad_fn._saved_result.tolist()])
+    calls = []
+    s.register_hooks(lambda t: (calls.append("pack"), t * 1)[1], lambda t: (calls.append("unpack"), t)[1])
+    for bad in ((lambda t: t, lambda t: t), (1, lambda t: t)):
+        try:
+            s.register_hooks(*bad)
+        except (RuntimeError, TypeError) as e:
+            out.append((type(e).__name__, str(e).splitlines()[0]))
+    y.sum().backward()
+    out.append((calls, [round(v, 5) for v in x.grad.tolist()]))
+    w = x.sin()
+    w.grad_fn._raw_saved_self.register_hooks(lambda t: 5, lambda p: mod.zeros(2, device=device) + p)
+    x.grad = None
+    w.sum().backward()
+    out.append([round(v, 5) for v in x.grad.tolist()])            # cos(5): the unpacked value was used
+    m = x * x
+    out.append(sorted(a for a in ("_saved_self", "_saved_other", "_raw_saved_self", "_raw_saved_x")
+                      if hasattr(m.grad_fn, a)))
+    return out
+
+
+def test_saved_tensor_hooks_on_one_saved_tensor(device):
+    story = _saved_tensor_story(npusim, device)
+    assert story[0] is True and story[3][0] == "TypeError" and "already been set" in story[2][1]
+    assert story[4][0] == ["pack", "unpack"] and story[5] == [round(np.cos(5.0), 5)] * 2
+
+
+@pytest.mark.oracle
+def test_saved_tensor_as_torch(torch):
+    assert _saved_tensor_story(npusim) == _saved_tensor_story(torch)

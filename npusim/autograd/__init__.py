@@ -9,6 +9,7 @@ from .engine_modes import (  # noqa: F401
     enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled,
 )
 from .tensor_like import is_tensor_like  # noqa: F401
+from ..core.autograd.node import SavedTensor  # noqa: F401  (grad_fn._raw_saved_<name>'s class)
 
 # torch.autograd's profiler names are torch.profiler's; npusim.profiler loads after autograd, so they resolve on use
 _PROFILER_NAMES = {"DeviceType": "events", "ProfilerActivity": "profiler", "kineto_available": "kineto"}

@@ -29,7 +29,7 @@ from ..dispatch.dispatcher import _resolve, all_ops, fallthrough_kernel
 from ..dispatch.library import Library
 from ..dispatch.ops_namespace import aten
 from ..dispatch import record_function as _record_function
-from ..c10.dtype import COMPLEX32_NP as _COMPLEX32_NP
+from ..c10.dtype import COMPLEX_DTYPES as _COMPLEX_DTYPES
 from ..c10.dtype import FROM_NUMPY as _FROM_NP
 from ..tensor import Size, Tensor
 from . import grad_mode
@@ -133,9 +133,17 @@ class FormulaNode(Node):
 
     def __getattr__(self, name):
         saved = object.__getattribute__(self, "_saved")
+        if saved is not None and name.startswith("_saved_") and name[7:] in saved:
+            return _unpacked(self, saved[name[7:]])          # torch's grad_fn._saved_<name>
+        if saved is not None and name.startswith("_raw_saved_") and _is_saved_tensor(saved.get(name[11:])):
+            return saved[name[11:]]                         # torch's grad_fn._raw_saved_<name>: the SavedTensor
         if saved is None or name not in saved:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         return _unpacked(self, saved[name])
+
+
+def _is_saved_tensor(v) -> bool:
+    return v.__class__ is SavedTensor or (v.__class__ is list and all(s.__class__ is SavedTensor for s in v))
 
 
 def _unpacked(node, v):
@@ -181,7 +189,7 @@ def _node_class(op_name: str, formula, class_name=None, overload_name="", saved_
 # Ops whose formulas follow torch's convention for complex inputs (formulas_complex.py lists them): recording any
 # other op on complex tensors raises, rather than give a gradient that is silently wrong.
 _COMPLEX_READY: set = set()
-_C32_NP = _COMPLEX32_NP
+_COMPLEX_NP = frozenset(d.np for d in _COMPLEX_DTYPES)   # membership: no costly dtype ==
 
 
 def complex_ready(*packets) -> None:
@@ -191,18 +199,23 @@ def complex_ready(*packets) -> None:
 
 def _is_complex(t) -> bool:
     dt = t._a.dtype
-    return dt.kind == "c" or dt == _C32_NP
+    return dt in _COMPLEX_NP
 
 
 def _complex_among(values, args) -> bool:
+    """Whether a differentiable input is a complex tensor, or a Python complex number is among the arguments."""
     for v in values:
         if v.__class__ is Tensor or isinstance(v, Tensor):
-            if _is_complex(v):
+            if v._a.dtype in _COMPLEX_NP:
                 return True
         elif isinstance(v, (list, tuple)):
-            if any(isinstance(t, Tensor) and _is_complex(t) for t in v):
-                return True
-    return any(a.__class__ is complex for a in args)
+            for t in v:
+                if isinstance(t, Tensor) and t._a.dtype in _COMPLEX_NP:
+                    return True
+    for a in args:
+        if a.__class__ is complex:
+            return True
+    return False
 
 
 def _refuse_complex_derivative(packet):

@@ -135,6 +135,24 @@ class SavedTensor:
         """Free what was saved (the tensor, or the pack hook's result)."""
         self.tensor = None
 
+    def register_hooks(self, pack_hook, unpack_hook) -> None:
+        """Keep ``pack_hook(tensor)`` instead of the tensor, and give ``unpack_hook(packed)`` back when backward
+        needs it (torch's ``grad_fn._raw_saved_<name>.register_hooks``; one pair per saved tensor)."""
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("register_hooks(): incompatible function arguments. The following argument types are "
+                            "supported:\n    1. (self: SavedTensor, arg0: Callable, arg1: Callable) -> None")
+        t = self.tensor
+        if t is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if t.__class__ is Packed:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have already been set. Hint: "
+                               "only one pair of hooks is allowed at a time.")
+        prev, _grad_tls.enabled = _grad_tls.enabled, False     # torch packs under no_grad
+        try:
+            self.tensor = Packed(pack_hook(t), unpack_hook)
+        finally:
+            _grad_tls.enabled = prev
+
     def unpack(self, owner):
         t = self.tensor
         if t is None:
