@@ -271,7 +271,10 @@ def test_npu_in_cuda_mode_refuses_what_cupy_cannot_hold(device):
         return
     for call in (lambda: npusim.zeros(2, dtype=npusim.float8_e4m3fn, device=device),
                  lambda: npusim.ones(2).to(npusim.float8_e5m2).to(device),
-                 lambda: npusim.zeros(2, dtype=npusim.uint8, device=device).view(npusim.int4)):
+                 lambda: npusim.zeros(2, dtype=npusim.uint8, device=device).view(npusim.int4),
+                 lambda: npusim.empty_strided((2,), (1,), dtype=npusim.uint3, device=device),
+                 lambda: npusim.empty_like(npusim.zeros(2, device=device), dtype=npusim.float8_e8m0fnu),
+                 lambda: npusim.zeros(2, device=device).new_zeros(3, dtype=npusim.float4_e2m1fn_x2)):
         with pytest.raises(TypeError, match="in cuda mode: CuPy has no"):
             call()
     assert npusim.zeros(2, dtype=npusim.uint32, device=device).tolist() == [0, 0]

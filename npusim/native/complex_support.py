@@ -251,7 +251,8 @@ def guard(op, fn):
     complex dtype, else ``fn`` behind a generated check that raises torch's error for the complex arguments it
     does not take (before the kernel runs; real arguments cost a few attribute reads)."""
     packet = op._opname
-    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL:
+    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL and \
+            op.name_ not in LDS.ALWAYS_CHECKED:
         return fn
     factory = _factories.get(op)
     if factory is None:

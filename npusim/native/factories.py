@@ -15,7 +15,7 @@ from ..core.c10.device import CPU
 from ..core.c10.device_guard import DeviceGuard, has_guard_impl
 from ..core.c10.device_hooks import get_device_hooks, resolve_target_device
 from ..core.c10.float8_rounding import to_float8
-from ..core.c10.limited_dtypes import FLOAT8_NP
+from ..core.c10.limited_dtypes import FLOAT8_NP, HOST_ONLY_NP
 from ..core.c10.memory_format import check_rank, dense_order
 from ..core.c10.storage import array_address, array_root
 from ..core.c10.user_frames import user_stacklevel
@@ -26,6 +26,7 @@ from ..kernels import factories as KC
 from ..kernels import parallel as P
 from ..kernels.array_api import HALF_TYPES, namespace_of
 from . import common as C
+from . import limited_dtype_support as LDS
 from .views import _ints, dense_permutation, strided_view
 
 
@@ -87,6 +88,8 @@ def _allocate(fill, shape, dt, dev):
         hooks.check_allocation(math.prod(shape) * dt.itemsize, dev)
     xp = np if hooks is None else hooks.array_namespace(dev)
     _check_complex32(xp, dt)
+    if xp is not np and dt.np in HOST_ONLY_NP:
+        raise LDS.cupy_refusal(dt, dev)     # float8, float4 and the sub-byte integers: CuPy has no such types
     try:
         a = fill(xp, shape, dt.np)
     except MemoryError:
@@ -196,6 +199,8 @@ def _like_factory(fill):
     def like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
         dt, dev = _like(self, dtype, layout, device, memory_format)
         xp = xp_for(dev)
+        if xp is not np and dt.np in HOST_ONLY_NP:
+            raise LDS.cupy_refusal(dt, dev)
         hooks = None if dev is CPU else get_device_hooks(dev.type)
         if hooks is not None:
             hooks.check_allocation(self._a.size * dt.itemsize, dev)

@@ -42,11 +42,11 @@ ALLOWED.update({d: FLOAT8_OPS for d in L.FLOAT8_DTYPES})
 ALLOWED[L.float8_e8m0fnu] = FLOAT8_E8M0_OPS
 ALLOWED[L.float4_e2m1fn_x2] = FLOAT4_OPS
 ALLOWED.update({d: SUB_BYTE_OPS for d in L.SUB_BYTE_INTS + L.SUB_BYTE_UINTS})
-# ops every limited dtype takes: the guard leaves their kernels unwrapped, except where a dtype or device argument
-# may put a limited dtype where it cannot be (the npu in cuda mode)
-_PLACING = frozenset("""empty empty_strided empty_like new_empty new_empty_strided zeros zeros_like new_zeros
-view""".split())
-ALLOWED_FOR_ALL = frozenset.intersection(*ALLOWED.values()) - _PLACING
+# ops every limited dtype takes: the guard leaves their kernels unwrapped (the factories check the npu in cuda mode
+# themselves, where they know the array module: native/factories.py), except view(dtype), which can make an npu
+# tensor one of these dtypes
+ALLOWED_FOR_ALL = frozenset.intersection(*ALLOWED.values())
+ALWAYS_CHECKED = frozenset({"aten::view.dtype"})
 
 # the kernel names torch's errors print where they are not "<op>_cpu" (torch 2.13, CPU)
 _KERNEL_NAME = {
@@ -147,8 +147,13 @@ def _check_device(dt, found, kwargs) -> None:
         if dev is None or dev is CPU or getattr(dev, "type", "cpu") == "cpu":
             continue
         if get_device_hooks(dev.type).array_namespace(dev).__name__ != "numpy":
-            raise TypeError(f"{dt} tensors cannot be on {dev} in cuda mode: CuPy has no {dt.name} type (keep them "
-                            "on the cpu, or run the npu's emulation)")
+            raise cupy_refusal(dt, dev)
+
+
+def cupy_refusal(dt, dev) -> TypeError:
+    """The error for a float8 / float4 / sub-byte tensor asked of a device whose arrays are CuPy's."""
+    return TypeError(f"{dt} tensors cannot be on {dev} in cuda mode: CuPy has no {dt.name} type (keep them on the "
+                     "cpu, or run the npu's emulation)")
 
 
 def check_arguments(op: str, args, kwargs) -> None:
@@ -181,4 +186,5 @@ def is_limited_array(a) -> bool:
     return a.dtype in _LIMITED_NP
 
 
-__all__ = ["ALLOWED", "ALLOWED_FOR_ALL", "check_arguments", "is_limited_array", "refusal"]
+__all__ = ["ALLOWED", "ALLOWED_FOR_ALL", "ALWAYS_CHECKED", "check_arguments", "cupy_refusal", "is_limited_array",
+           "refusal"]

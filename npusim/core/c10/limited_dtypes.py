@@ -67,6 +67,8 @@ LIMITED_DTYPES = BAREBONES_UNSIGNED + FLOAT8_DTYPES + BYTE_TAGGED
 LIMITED_NP = frozenset(d.np for d in LIMITED_DTYPES)
 FLOAT8_NP = frozenset(d.np for d in FLOAT8_DTYPES)
 BYTE_TAGGED_NP = frozenset(d.np for d in BYTE_TAGGED)
+# the dtypes only NumPy arrays hold (CuPy has no float8, float4 or sub-byte type)
+HOST_ONLY_NP = FLOAT8_NP | BYTE_TAGGED_NP
 _FLOATS = (D.float16, D.bfloat16, D.float32, D.float64)
 
 
