@@ -26,6 +26,8 @@ _new = object.__new__
 _ndarray = np.ndarray
 _FROM_NP = _dt.FROM_NUMPY
 _C32 = _dt.COMPLEX32_NP
+_C32_SET = frozenset({_C32})   # membership: no costly dtype ==
+_COMPLEX_NP = frozenset(d.np for d in _dt.COMPLEX_DTYPES)
 # inference_mode contexts open in any thread (core.autograd.grad_mode counts them): while none is open,
 # make() pays one check for inference tensors
 _INFERENCE_OPEN = 0
@@ -163,7 +165,7 @@ class Tensor:
 
     def is_complex(self) -> bool:
         dt = self._a.dtype
-        return dt.kind == "c" or dt == _C32    # complex32 is a structured pair of float16
+        return dt in _COMPLEX_NP    # complex32 included: NumPy's structured pair of float16
 
     def is_signed(self) -> bool:
         return self.dtype.is_signed
@@ -245,7 +247,7 @@ class Tensor:
             raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
         if self._device is not CPU:
             a = _host_array(self)
-        if a.dtype == _C32:
+        if a.dtype in _C32_SET:
             a = _complex32_as_complex64(a)
         elif a.dtype in _limited.BYTE_TAGGED_NP:     # bytes with a dtype tag: torch has no scalar of them
             raise NotImplementedError(f"\"_local_scalar_dense_{self._device.type}\" not implemented for "
@@ -259,7 +261,7 @@ class Tensor:
         a = _host_array(self) if self._device is not CPU else self._a
         if a.dtype == _dt.bfloat16.np or a.dtype in _limited.FLOAT8_NP:
             a = a.astype(np.float32)
-        elif a.dtype == _C32:
+        elif a.dtype in _C32_SET:
             a = _complex32_as_complex64(a)
         elif a.dtype in _limited.BYTE_TAGGED_NP:
             raise RuntimeError("load_scalar: invalid type")
@@ -276,7 +278,7 @@ class Tensor:
                                "instead.")
         if self._a.dtype == _dt.bfloat16.np:
             raise TypeError("Got unsupported ScalarType BFloat16")
-        if self._a.dtype == _C32:
+        if self._a.dtype in _C32_SET:
             raise TypeError("Got unsupported ScalarType ComplexHalf")
         if self._a.dtype in _limited.FLOAT8_NP or self._a.dtype in _limited.BYTE_TAGGED_NP:
             raise TypeError(f"Got unsupported ScalarType {_dt.SCALAR_TYPE_NAME[self.dtype]}")

@@ -10,31 +10,32 @@ import numpy as np
 from .array_api import namespace_of
 
 COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])
+COMPLEX32_SET = frozenset({COMPLEX32})   # membership: no costly dtype ==
 COMPLEX64 = np.dtype(np.complex64)
 DISCARDS_IMAGINARY = "Casting complex values to real discards the imaginary part"
 
 
 def is_complex(dt) -> bool:
-    return dt.kind == "c" or dt == COMPLEX32
+    return dt.kind == "c" or dt in COMPLEX32_SET
 
 
 def is_complex32(dt) -> bool:
-    return dt == COMPLEX32
+    return dt in COMPLEX32_SET
 
 
 def real_part(a):
     """A view of the real parts of complex ``a`` (the array itself when it is real)."""
-    return a["real"] if a.dtype == COMPLEX32 else a.real
+    return a["real"] if a.dtype in COMPLEX32_SET else a.real
 
 
 def imag_part(a):
     """A view of the imaginary parts of complex ``a``."""
-    return a["imag"] if a.dtype == COMPLEX32 else a.imag
+    return a["imag"] if a.dtype in COMPLEX32_SET else a.imag
 
 
 def widen(a):
     """complex32 ``a`` as a new complex64 array; any other array unchanged."""
-    if a.dtype != COMPLEX32:
+    if a.dtype not in COMPLEX32_SET:
         return a
     xp = namespace_of(a)
     r = xp.empty(a.shape, COMPLEX64)
@@ -55,10 +56,10 @@ def write(dst, src) -> None:
     src_dt = getattr(src, "dtype", None)
     if src_dt is None:
         src_dt = np.asarray(src).dtype   # a Python number: its dtype only (CuPy takes the number itself)
-    if src_dt == COMPLEX32:
+    if src_dt in COMPLEX32_SET:
         src = widen(src)
         src_dt = src.dtype
-    if dst.dtype == COMPLEX32:
+    if dst.dtype in COMPLEX32_SET:
         if src_dt.kind == "c":
             xp.copyto(dst["real"], src.real, casting="unsafe")
             xp.copyto(dst["imag"], src.imag, casting="unsafe")
@@ -100,7 +101,7 @@ def full(xp, shape, value, np_dt):
 
 def conj(a):
     """A new array: the complex conjugate of ``a``."""
-    if a.dtype == COMPLEX32:
+    if a.dtype in COMPLEX32_SET:
         r = a.copy()
         r["imag"] = -a["imag"]
         return r

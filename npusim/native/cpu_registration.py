@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..core.dispatch.dispatcher import set_kernel_wrapper, set_out_destination
+from ..core.autograd.derivatives import set_complex_forward_ops
 from ..core.dispatch.library import Library
 from ..kernels import out_destination
 from . import complex_support
@@ -11,6 +12,7 @@ _cpu = Library("aten", "IMPL")
 register_kernels(_cpu, "CPU")
 set_out_destination(out_destination.offer, out_destination.withdraw)   # out= kernels compute into out
 set_kernel_wrapper(complex_support.guard)   # aten kernels not known to handle complex refuse it with torch's error
+set_complex_forward_ops(complex_support.COMPLEX_OPS)   # of those that take it, autograd checks the formulas
 
 _composite = Library("aten", "IMPL")
 for _name, _fn in COMPOSITE.items():

@@ -215,7 +215,7 @@ def _like_factory(fill):
 
 empty_like = _like_factory(lambda xp, s, d: xp.empty(s, d))
 zeros_like = _like_factory(lambda xp, s, d: xp.zeros(s, d))
-ones_like = _like_factory(lambda xp, s, d: KX.ones(xp, s, d) if d == KX.COMPLEX32 else xp.ones(s, d))
+ones_like = _like_factory(lambda xp, s, d: KX.ones(xp, s, d) if d in KX.COMPLEX32_SET else xp.ones(s, d))
 
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
@@ -309,7 +309,7 @@ def warn_if_discarding(src_dt, dst_dt) -> None:
 
 def _write(xp, dst, src):
     src_dt = getattr(src, "dtype", dst.dtype)
-    if KX.is_complex(src_dt) or dst.dtype == KX.COMPLEX32:
+    if KX.is_complex(src_dt) or dst.dtype in KX.COMPLEX32_SET:
         warn_if_discarding(src_dt, dst.dtype)
         return KX.write(dst, src)   # complex32 part by part; complex to real keeps the real part
     if dst.dtype in FLOAT8_NP and (src_dt != dst.dtype or not hasattr(src, "dtype")):
@@ -364,7 +364,7 @@ def local_scalar_dense(self):
     a = self._a
     if a.size != 1:
         raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
-    if a.dtype == KX.COMPLEX32:
+    if a.dtype in KX.COMPLEX32_SET:
         a = KX.widen(a)
     v = a.reshape(()).item() if a.__class__ is np.ndarray else a.reshape(()).get().item()
     if a.dtype == C.BFLOAT16:

@@ -187,14 +187,27 @@ def _node_class(op_name: str, formula, class_name=None, overload_name="", saved_
 
 
 # Ops whose formulas follow torch's convention for complex inputs (formulas_complex.py lists them): recording any
-# other op on complex tensors raises, rather than give a gradient that is silently wrong.
+# other op on complex tensors raises, rather than give a gradient that is silently wrong. Only ops whose kernels
+# take complex tensors (the native layer's list, set_complex_forward_ops) can meet them: the others refuse
+# complex arguments before anything is recorded, so only the difference is checked, and other ops pay nothing.
 _COMPLEX_READY: set = set()
+_COMPLEX_FORWARD: frozenset = frozenset()
+_COMPLEX_UNREADY: frozenset = frozenset()
 _COMPLEX_NP = frozenset(d.np for d in _COMPLEX_DTYPES)   # membership: no costly dtype ==
 
 
 def complex_ready(*packets) -> None:
     """Declare the formulas of these ops (overload packet names) right for complex tensors."""
+    global _COMPLEX_UNREADY
     _COMPLEX_READY.update(packets)
+    _COMPLEX_UNREADY = _COMPLEX_FORWARD - _COMPLEX_READY
+
+
+def set_complex_forward_ops(packets) -> None:
+    """The ops whose kernels take complex tensors; those without a complex-ready formula refuse to record them."""
+    global _COMPLEX_FORWARD, _COMPLEX_UNREADY
+    _COMPLEX_FORWARD = frozenset(packets)
+    _COMPLEX_UNREADY = _COMPLEX_FORWARD - _COMPLEX_READY
 
 
 def _is_complex(t) -> bool:
@@ -413,7 +426,7 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         edges, needs = _flat_edges(values)
         if not _any_needs(needs):
             return call_below(ks, args, kwargs)
-        if packet not in _COMPLEX_READY and _complex_among(values, args):
+        if packet in _COMPLEX_UNREADY and _complex_among(values, args):
             _refuse_complex_derivative(packet)
         self_t = args[0] if inplace else None
         if inplace:
@@ -457,8 +470,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             return out
         if out is self_t or (n_args and out is args[0]):
             return out   # the op handed its input back (contiguous() of a contiguous tensor): nothing to record
-        if packet not in _COMPLEX_READY and out.__class__ is Tensor and _is_complex(out):
-            _refuse_complex_derivative(packet)   # real inputs, complex result (x * 1j)
+        if packet in _COMPLEX_UNREADY and out.__class__ is Tensor and _is_complex(out):
+            _refuse_complex_derivative(packet)   # real inputs, complex result
         node._next = tuple(edges)
         node._needs = tuple(needs)
         if out.__class__ is Tensor and not view_kind:

@@ -15,6 +15,7 @@ from .float8_rounding import to_float8
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _COMPLEX32 = np.dtype([("real", np.float16), ("imag", np.float16)])   # core/c10/dtype.py's complex32
+_COMPLEX32_SET = frozenset({_COMPLEX32})   # membership: no costly dtype ==
 _HALF = np.dtype(np.float16)
 
 # the C++ type names c10 prints in its overflow message
@@ -53,9 +54,9 @@ def checked_scalar(value, np_dt, *, check_reduced_float=True):
     if isinstance(value, np.generic):
         value = value.item()   # NumPy scalars convert like the Python numbers they hold
     kind = np_dt.kind
-    if kind == "c" or np_dt == _COMPLEX32:
+    if kind == "c" or np_dt in _COMPLEX32_SET:
         # a complex target (complex32, a pair of float16, takes a complex64 value for its writers to split)
-        return (np.complex64 if np_dt == _COMPLEX32 else np_dt.type)(complex(value))
+        return (np.complex64 if np_dt in _COMPLEX32_SET else np_dt.type)(complex(value))
     if value.__class__ is complex:
         if kind == "b":
             return np_dt.type(bool(value))
