@@ -37,6 +37,12 @@ CASES = [
     ("matmul_unbatched", lambda a, w: (a @ w, w.t() @ a.t(), npusim.nn.functional.linear(a, w.t())), (0, None)),
     ("matrix_vector", lambda v, w: (w.t() @ v, v @ w, v.dot(v), npusim.outer(v, v)), (0, None)),
     ("addmm", lambda a, w: npusim.addmm(w[:3], a, w, beta=0.5, alpha=2.0), (0, None)),
+    ("losses", lambda a, v: (npusim.nn.functional.l1_loss(a, a.sin()), npusim.nn.functional.smooth_l1_loss(a, v),
+                             npusim.nn.functional.huber_loss(a, v, reduction="sum", delta=0.5),
+                             npusim.nn.functional.binary_cross_entropy_with_logits(a, a.sigmoid(), pos_weight=v.exp()),
+                             npusim.nn.functional.kl_div(a.log_softmax(-1), v.softmax(-1), reduction="batchmean")),
+     (0, 0)),
+    ("flip_roll_tril", lambda a, v: (a.flip(0), a.roll(1, 1), a.roll((1, 2), (0, 1)), a.tril(), a.triu(1)), (0, 0)),
 ]
 
 

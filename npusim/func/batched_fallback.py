@@ -6,8 +6,9 @@ served (values batched at outer levels are plain values to it, as torch's levels
 1. the op's batching rule (``batching_rules_*``) computes on the whole batch at once;
 2. a CompositeImplicitAutograd op without a backend kernel decomposes into ops that have rules;
 3. otherwise (torch's "batched fallback") the op runs once per sample, on each sample's slice, and the results are
-   stacked: correct for every op, slower. In-place ops write each sample's slice; random ops draw per sample
-   ("different") or rewind the generators between samples ("same").
+   stacked: correct for every op, slower, with torch's warning ("There is a performance drop..."). In-place ops
+   write each sample's slice; random ops draw per sample ("different") or rewind the generators between samples
+   ("same").
 
 ``STATS`` counts the calls each way (``per_sample`` by op name), and the vmap calls that fell back to running the
 whole function per sample (``whole_function_loops``), for tests and benchmarks.
@@ -15,6 +16,7 @@ whole function per sample (``whole_function_loops``), for tests and benchmarks.
 from __future__ import annotations
 
 import collections
+import warnings
 
 from ..core.c10 import generator as _generator
 from ..core.c10.dispatch_keys import BACKEND_KEYS, DispatchKey
@@ -152,6 +154,10 @@ def per_sample(op, lv, args, kwargs):
         raise RuntimeError(f"vmap: {op._schema.name} on a BatchedTensor is not supported: it changes the "
                            f"tensor's shape in place; use the out-of-place op")
     STATS["per_sample"][op._opname] += 1
+    if op._ns == "aten":
+        warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for "
+                      f"aten::{op._opname}. Please file us an issue on GitHub so that we can prioritize its "
+                      f"implementation.", UserWarning, stacklevel=2)
     level = lv.level
     draws = _DrawsOfOneOp()
     outs = []

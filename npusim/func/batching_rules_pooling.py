@@ -1,4 +1,4 @@
-"""vmap batching rules of pooling, padding, layer norm and the mean-squared-error loss.
+"""vmap batching rules of pooling, padding, layer norm and the elementwise losses.
 
 Pooling works on the trailing spatial dims of an (N, C, *spatial) or (C, *spatial) input: the vmap batch folds into
 N (a sample without N is itself a valid batched input), every tensor argument alike (their backward ops take
@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import BatchedTensor, wrap
-from .batching_registry import UsePerSampleLoop, register, unwrap, wrap_all
+from .batching_registry import UsePerSampleLoop, argument, register, unwrap, with_argument, wrap_all
 from .batching_rules_elementwise import pointwise
 
 _reshape = aten.reshape.default
@@ -54,11 +54,11 @@ def trailing_dims(count_of):
     return rule
 
 
-def mse_loss(op, level, args, kwargs):
-    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", 1)
-    if kwargs:
-        raise UsePerSampleLoop()
-    losses = pointwise(op, level, (args[0], args[1], 0), {})
+def elementwise_loss(op, level, args, kwargs):
+    """mse / l1 / smooth_l1 / huber / bce / kl_div: the unreduced loss is elementwise; each sample reduces its own."""
+    reduction = argument(op, args, kwargs, "reduction")
+    args, kwargs = with_argument(op, args, kwargs, "reduction", 0)
+    losses = pointwise(op, level, args, kwargs)
     if reduction == 0:
         return losses
     return aten.mean.default(losses) if reduction == 1 else aten.sum.default(losses)
@@ -74,4 +74,5 @@ for _names, _spatial in (("avg_pool2d max_pool2d max_pool2d_with_indices adaptiv
     register(_names, folding(_spatial))
 register("constant_pad_nd", trailing_dims(lambda args: len(args[1]) // 2))
 register("native_layer_norm", trailing_dims(lambda args: len(args[1])))
-register("mse_loss", mse_loss)
+register("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits kl_div",
+         elementwise_loss)

@@ -220,7 +220,32 @@ def metadata_inplace(op, level, args, kwargs):
     return self
 
 
+def flip_roll(op, level, args, kwargs):
+    """flip(dims) / roll(shifts, dims): the dims move past the batch dim (roll without dims runs per sample)."""
+    self = _only_self_batched(level, args, kwargs)
+    rank = self._a.ndim
+    name = "dims"
+    pos = next(i for i, p in enumerate(op._schema.arguments) if p.name == name)
+    dims = _arg(args, kwargs, pos, name, [])
+    if isinstance(dims, int):
+        dims = [dims]
+    if not dims or rank == 0:
+        raise UsePerSampleLoop()
+    return _call(op, level, self._value, args, kwargs, **{name: [wrap_dim(d, rank) + 1 for d in dims]})
+
+
+def last_two_dims(op, level, args, kwargs):
+    """tril / triu: act on a sample's last two dims, which are the batch's too."""
+    self = _only_self_batched(level, args, kwargs)
+    if self._a.ndim < 2:
+        raise UsePerSampleLoop()
+    out = op(self._value, *args[1:], **kwargs)
+    return self if op._schema.is_inplace else wrap(out, level)
+
+
 register("view.default _unsafe_view reshape", view)
+register("flip roll", flip_roll)
+register("tril triu tril_ triu_", last_two_dims)
 register("unsqueeze_ squeeze_ transpose_ t_", metadata_inplace)
 register("expand.default", expand)
 register("permute", permute)
