@@ -54,6 +54,8 @@ def _cases(lib):
         "more_math": lambda v: v.abs() + v.abs().log1p() + (v.abs() + 1).log2() + v.abs().log10() + v.expm1()
         + v.exp2() + v.square() + (v * v + 1).rsqrt() + (v + 3).reciprocal() + (v / 3).tan() + v.sinh() + v.cosh()
         + (v / 2).asin() + (v / 2).acos() + v.atan() + v.erf() + F.silu(v),
+        "svdvals_eigvalsh": lambda v: lib.linalg.svdvals(v) * 2
+        + lib.linalg.eigvalsh(v[:, :3] @ v[:, :3].t() + v[:, 1:] @ v[:, 1:].t()),
         "select_cast": lambda v: lib.where(v > 0, v, 2 * v) + lib.where(v < 0, v.exp(), const(X34, v))
         + v.masked_fill(v > 1, 0.5) + v.clone() * 2,
         "generic_rule": lambda v: v.std(0) + v.cumsum(1).sum(0) + v.max(1)[0].sum() + lib.where(v > 0, v, v * v).sum(0)

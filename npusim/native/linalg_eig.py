@@ -7,6 +7,7 @@ bool fail converting to one), no 16-bit floats, finite values.
 """
 from __future__ import annotations
 
+from ..core.autograd.forward_mode import may_require_grad
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from ..kernels import linalg_eig as K
@@ -40,7 +41,7 @@ def linalg_eigvals_kernel(self):
 
 
 def linalg_eigvals(self):
-    if self.requires_grad:
+    if may_require_grad(self):
         return aten.linalg_eig.default(self)[0]
     return aten._linalg_eigvals.default(self)
 

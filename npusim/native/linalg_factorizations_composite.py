@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..core.autograd.forward_mode import may_require_grad
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from . import common as C
@@ -87,7 +88,7 @@ def linalg_eigh(self, UPLO="L"):  # noqa: N803 - torch's name
 
 def linalg_eigvalsh(self, UPLO="L"):  # noqa: N803
     # eigenvectors are needed for the gradient, as in torch
-    return aten._linalg_eigh.default(self, UPLO, self.requires_grad)[0]
+    return aten._linalg_eigh.default(self, UPLO, may_require_grad(self))[0]
 
 
 def linalg_svd(A, full_matrices=True, *, driver=None):
@@ -95,7 +96,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 
 def linalg_svdvals(A, *, driver=None):
-    return aten._linalg_svd.default(A, False, A.requires_grad, driver=driver)[1]
+    return aten._linalg_svd.default(A, False, may_require_grad(A), driver=driver)[1]
 
 
 def svd(self, some=True, compute_uv=True):

@@ -422,6 +422,12 @@ def unsupported(op_name: str):
     return NotImplementedError(f"Trying to use forward AD with {op_name} that does not support it.")
 
 
+def may_require_grad(t) -> bool:
+    """torch's _may_require_fw_or_bw_grad: ``t`` requires grad or carries a tangent (composites that compute
+    extra results only for differentiation, such as svdvals' singular vectors, ask this)."""
+    return t.requires_grad or (ON[0] and tangent_of(t) is not None)
+
+
 def check_fallback(op, args, kwargs, nondifferentiable):
     """An op with no derivative formula refuses dual inputs (torch's message); one with no gradient drops them."""
     if nondifferentiable:
