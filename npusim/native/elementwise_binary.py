@@ -29,6 +29,7 @@ FROM_NP = C.FROM_NP
 _make = C.make
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
+_NP_COMPLEX = (np.complex64, np.complex128, np.clongdouble)
 
 
 # --- dtypes, devices and operands ----------------------------------------------------------------
@@ -38,7 +39,7 @@ def _scalar_result(np_dt, v):
     k = np_dt.kind
     if k == "c":
         return FROM_NP[np_dt]
-    if isinstance(v, (complex, np.complexfloating)):   # a real tensor's parts keep their precision
+    if v.__class__ is complex or v.__class__ in _NP_COMPLEX:   # a real tensor's parts keep their precision
         dt = FROM_NP[np_dt]
         return dt.to_complex() if dt.is_floating_point else D.default_complex_dtype()
     if k == "f" or np_dt == C.BFLOAT16:
