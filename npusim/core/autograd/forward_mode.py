@@ -161,10 +161,11 @@ def laid_out_like(tangent, primal):
             return tangent
         out = aten.empty_strided.default(list(primal.shape), list(primal.stride()), dtype=tangent.dtype,
                                          device=tangent.device)
-        with grad_mode.no_grad():
-            out.copy_(tangent)
-        if tangent.requires_grad:   # keep the tangent differentiable (reverse over forward)
-            out = aten.add.Tensor(aten.sub.Tensor(tangent, tangent.detach()), out)
+        if tangent.requires_grad:
+            out.copy_(tangent)   # recorded: the copy stays differentiable (reverse over forward)
+        else:
+            with grad_mode.no_grad():
+                out.copy_(tangent)
         return out
 
 
