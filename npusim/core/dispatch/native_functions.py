@@ -1129,6 +1129,8 @@ _thnn_differentiable_gru_cell_backward(Tensor grad_hy, Tensor input_gates, Tenso
 # == hash_tensor: the XOR of the elements' 64-bit patterns, as uint64
 hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor
 hash_tensor.out(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0, Tensor(a!) out) -> Tensor(a!)
+# == linalg_products: the grouped scaled product of float8 matrices (no kernel: torch 2.13 has none on the CPU)
+_scaled_grouped_mm_v2(Tensor self, Tensor mat2, Tensor[] scale_a, int[] recipe_a, int[] swizzle_a, Tensor[] scale_b, int[] recipe_b, int[] swizzle_b, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None, int[] contraction_dim=[], bool use_fast_accum=False) -> Tensor
 """
 
 

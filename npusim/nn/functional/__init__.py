@@ -42,12 +42,14 @@ from .fractional_pooling import (
     fractional_max_pool2d, fractional_max_pool2d_with_indices, fractional_max_pool3d, fractional_max_pool3d_with_indices,
 )
 from .grouped_matmul import grouped_mm
+from .scaled_matmul import ScalingType, SwizzleType, scaled_grouped_mm, scaled_mm
 from .linear_losses import linear_cross_entropy
 from .vision import affine_grid, channel_shuffle, grid_sample, interpolate, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "linear_cross_entropy", "grouped_mm",
+    "scaled_mm", "scaled_grouped_mm", "ScalingType", "SwizzleType",
     "pdist", "celu_", "selu_", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
     "relu", "relu_", "relu6", "elu", "elu_", "selu", "celu", "gelu", "silu", "mish", "hardtanh", "hardtanh_",
