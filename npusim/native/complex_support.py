@@ -9,10 +9,13 @@ complex and a test holds it to torch (tests/test_complex_guard.py walks every re
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..core import promotion
 from ..core.c10 import codegen
 from ..core.c10 import dtype as D
-from ..core.tensor import Tensor
+from ..core.tensor import Tensor, make
+from ..kernels import complex as KX
 from . import limited_dtype_support as LDS
 
 # Ops (overload packet names) whose kernels handle complex tensors.
@@ -69,7 +72,15 @@ COMPLEX32_OPS = frozenset({
     "copy_", "fill_", "zero_", "_local_scalar_dense", "_to_copy", "to", "type_as", "new_empty", "new_zeros",
     "new_ones", "new_full", "new_empty_strided", "normal_", "uniform_", "randn", "rand", "randn_like",
     "rand_like", "real", "imag", "view_as_real", "view_as_complex", "view_as_real_copy", "view_as_complex_copy",
-    "conj", "_conj", "resolve_conj", "resolve_neg", "adjoint", "complex", "is_conj", "is_neg",
+    "conj", "_conj", "resolve_conj", "resolve_neg", "adjoint", "complex", "is_conj", "is_neg", "conj_physical",
+    "conj_physical_", "_conj_physical",
+})
+
+# complex32 ops torch computes in complex64 (its ComplexHalf kernels' opmath): npusim widens the arguments, runs
+# the kernel and rounds the result back (complex results to complex32, real ones to float16)
+COMPLEX32_WIDENED = frozenset({
+    "add", "sub", "mul", "neg", "eq", "ne", "sgn", "abs", "isnan", "isfinite", "cat", "stack", "where",
+    "masked_fill", "index", "index_put", "repeat",
 })
 
 # torch's own words for ops whose refusal is not the generic "<op>_cpu" not implemented (torch 2.13, CPU)
@@ -176,9 +187,38 @@ def refusal(op: str, found) -> Exception:
     return exc(text.format(name=name))
 
 
-def check_arguments(op: str, args, kwargs) -> None:
+def _widen(v):
+    if isinstance(v, Tensor):
+        if v._a.dtype == _C32:
+            return make(KX.widen(v._a), v._device)
+        return v
+    if v.__class__ is list or v.__class__ is tuple:
+        return v.__class__(_widen(w) for w in v)
+    return v
+
+
+def _narrow(r):
+    if isinstance(r, Tensor):
+        dt = r._a.dtype
+        if dt == np.complex64:
+            return make(KX.cast(r._a, KX.COMPLEX32), r._device)
+        if dt == np.float32:
+            return make(r._a.astype(np.float16), r._device)
+        return r
+    if r.__class__ is tuple:
+        return tuple(_narrow(x) for x in r)
+    return r
+
+
+def _widened_call(fn, args, kwargs):
+    """``fn`` on complex32 arguments, computed in complex64 and rounded back, as torch's ComplexHalf kernels do."""
+    return _narrow(fn(*[_widen(a) for a in args], **{k: _widen(v) for k, v in kwargs.items()}))
+
+
+def check_arguments(op: str, args, kwargs, fn=None):
     """Raise torch's error if ``op`` (a packet name) may not take these arguments' complex values (or their
-    dtypes with limited support: limited_dtype_support)."""
+    dtypes with limited support: limited_dtype_support). For an op torch computes complex32 in complex64
+    (COMPLEX32_WIDENED), ``(result,)`` of ``fn`` run that way; else None, and the kernel runs as it is."""
     LDS.check_arguments(op, args, kwargs)
     found = _complex_in(args)
     if found is True:
@@ -191,30 +231,36 @@ def check_arguments(op: str, args, kwargs) -> None:
             dt = kwargs.get("dtype")
             if dt is not None and dt.__class__ is D.dtype and dt.is_complex:
                 found = dt     # a complex result asked of a real computation (arange(dtype=cfloat))
+    if found is not None and _is_complex32(found) and op in COMPLEX32_WIDENED and fn is not None:
+        return (_widened_call(fn, args, kwargs),)
     if found is not None and (op not in COMPLEX_OPS or _is_complex32(found) and op not in COMPLEX32_OPS):
         raise refusal(op, found)
+    return None
 
 
 def _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np):
     """Generated lines that call ``check`` when an argument could be complex: a complex tensor, anything but a
     number or a tensor in a tensor slot, a complex number in a Scalar slot, a complex dtype in a ScalarType
     slot."""
-    slow = f"{check}({sig.args_tuple}, {sig.kwargs_dict})"
+    r = sig.fresh("_r")
+    # the check raises, or gives (result,) when it ran the op itself (complex32 computed in complex64)
+    slow = f"{r} = {check}({sig.args_tuple}, {sig.kwargs_dict})"
+    ret = f"if {r} is not None: return {r}[0]"
     lines = []
     for p, a in zip(sig.params, schema.arguments):
         t, n = a.type, p.name
         if t.base == "Tensor" and not t.is_list:
             lines += [f"if {n}.__class__ is {tensor_cls} or isinstance({n}, {tensor_cls}):",
                       f"    if {n}._a.dtype in {complex_np}:",
-                      f"        {slow}",
+                      f"        {slow}", f"        {ret}",
                       f"elif {n} is not None and {n}.__class__ is not float and {n}.__class__ is not int:",
-                      f"    {slow}"]
+                      f"    {slow}", f"    {ret}"]
         elif t.base == "Tensor" or t.base == "Scalar" and t.is_list:
-            lines += [f"if {n}:", f"    {slow}"]
+            lines += [f"if {n}:", f"    {slow}", f"    {ret}"]
         elif t.base == "Scalar":
-            lines += [f"if {n}.__class__ is complex:", f"    {slow}"]
+            lines += [f"if {n}.__class__ is complex:", f"    {slow}", f"    {ret}"]
         elif t.base == "ScalarType":
-            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.np in {complex_np}:", f"    {slow}"]
+            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.np in {complex_np}:", f"    {slow}", f"    {ret}"]
     return lines
 
 
@@ -237,7 +283,7 @@ def _factory(op):
 
     def factory(fn):
         packet = schema.name.split("::")[-1]
-        checked = make(fn, lambda args, kwargs: check_arguments(packet, args, kwargs), Tensor, D.dtype,
+        checked = make(fn, lambda args, kwargs: check_arguments(packet, args, kwargs, fn), Tensor, D.dtype,
                        _GUARDED_NP, **sig.defaults)
         checked.__code__ = named[checked.__code__]
         checked.__name__ = checked.__qualname__ = name
