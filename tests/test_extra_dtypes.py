@@ -88,6 +88,9 @@ def test_unsigned_ops_torch_takes(device, name):
 def test_uint64_holds_values_past_int64():
     big = npusim.tensor([-1], dtype=npusim.int64).to(npusim.uint64)
     assert big.item() == 2 ** 64 - 1 and big.tolist() == [2 ** 64 - 1]
+    assert npusim.tensor([2 ** 63 + 5, 1], dtype=npusim.uint64).tolist() == [2 ** 63 + 5, 1]
+    with pytest.raises(OverflowError, match="can't convert negative int to unsigned"):
+        npusim.tensor([-1, 2 ** 63], dtype=npusim.uint64)
     assert repr(npusim.tensor([1, 2], dtype=npusim.uint32)) == "tensor([1, 2], dtype=npusim.uint32)"
 
 
@@ -319,6 +322,8 @@ CALLS = [
     lambda L: _B(L, "float4_e2m1fn_x2").clone(), lambda L: _B(L, "uint2").fill_(1), lambda L: _B(L).sum(),
     lambda L: L.zeros(2, dtype=L.int5), lambda L: L.randn(2, dtype=L.uint1),
     lambda L: L.hash_tensor(_U(L)), lambda L: L.hash_tensor(_F(L)),
+    lambda L: L.tensor([2 ** 63 + 5, 1], dtype=L.uint64), lambda L: L.tensor([-1, 2 ** 63], dtype=L.uint64),
+    lambda L: L.tensor([2 ** 64], dtype=L.uint64), lambda L: L.tensor([2 ** 63], dtype=L.uint32),
 ]
 
 

@@ -189,6 +189,16 @@ def _complex_leaves_to_array(leaves, dt):
     return r
 
 
+def _uint64_leaves(leaves):
+    """Python ints for a uint64 tensor, some past int64: torch's parser reads them as uint64, so none may be
+    negative (nor past uint64)."""
+    if any(x >= 2 ** 64 for x in leaves):
+        raise OverflowError("int too big to convert")
+    if any(x < 0 for x in leaves):
+        raise OverflowError("can't convert negative int to unsigned")
+    return np.array(leaves, dtype=np.uint64)
+
+
 def _leaves_to_array(leaves, dt):
     if dt.is_complex:
         return _complex_leaves_to_array(leaves, dt)
@@ -210,6 +220,8 @@ def _leaves_to_array(leaves, dt):
         try:
             vals = np.array(leaves, dtype=np.int64)
         except OverflowError:
+            if dt.np == np.uint64:
+                return _uint64_leaves(leaves)
             raise ValueError("Overflow when unpacking long long") from None
     else:
         f = np.array(leaves, dtype=np.float64)
