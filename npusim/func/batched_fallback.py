@@ -18,6 +18,8 @@ from __future__ import annotations
 import collections
 import warnings
 
+import numpy as np
+
 from ..core.c10 import generator as _generator
 from ..core.c10.dispatch_keys import BACKEND_KEYS, DispatchKey
 from ..core.dispatch import dispatcher as _dispatcher
@@ -26,7 +28,7 @@ from ..core.tensor import Tensor
 from .batched_tensor import ITEM_MESSAGE, BatchedTensor, NeedsPerSampleLoop, STACK, current, wrap
 from .batching_registry import UsePerSampleLoop, rule_for
 from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_nn,  # noqa: F401 - fill RULES
-               batching_rules_pooling, batching_rules_reductions, batching_rules_views)
+               batching_rules_pooling, batching_rules_reductions, batching_rules_rnn, batching_rules_views)
 
 STATS = {"rule": 0, "decomposed": 0, "per_sample": collections.Counter(), "whole_function_loops": 0}
 _stack = aten.stack.default
@@ -34,20 +36,35 @@ _select = aten.select.int
 _CIA = DispatchKey.CompositeImplicitAutograd
 _BACKEND_REGISTRATIONS = BACKEND_KEYS + (DispatchKey.CompositeExplicitAutograd,
                                          DispatchKey.CompositeExplicitAutogradNonFunctional)
-# in-place ops whose error torch words as "inplace arithmetic" (its pointwise in-place family and copy_)
-ARITHMETIC_INPLACE = frozenset(batching_rules_elementwise.POINTWISE_INPLACE) | {"copy_", "fill_"}
+# how torch words the error for an in-place write of a batch into an unbatched tensor, by op: its pointwise binary
+# family decomposes and fails on the broadcast; a few rules say "inplace arithmetic"; the other pointwise ops name
+# themselves as aten::name_; the rest (fill_, index_put_, index_add_...) as name_
+_BROADCAST_FAILURE = frozenset("add_ atan2_ copysign_".split())
+_ARITHMETIC_INPLACE = frozenset("sub_ mul_ div_ true_divide_ logical_and_ logical_or_ logical_xor_ clamp_min_ "
+                                "clamp_max_ copy_ masked_fill_".split())
+_ATEN_NAMED = frozenset(batching_rules_elementwise.POINTWISE_INPLACE) | {"clamp_"}
 
 
 class InplaceIntoUnbatched(RuntimeError):
     """torch's error for an in-place write of a batch into a tensor that is not batched."""
 
 
-def inplace_error(name: str) -> RuntimeError:
-    what = "inplace arithmetic" if name in ARITHMETIC_INPLACE else name
+def inplace_error(op, args, kwargs, batch, level) -> RuntimeError:
+    name = op._schema.name
+    if name in _BROADCAST_FAILURE:
+        shapes = [tuple(v.shape) for v in list(args) + list(kwargs.values()) if isinstance(v, Tensor)]
+        try:
+            wide = list(np.broadcast_shapes(*shapes))
+        except ValueError:
+            wide = list(shapes[0])
+        return InplaceIntoUnbatched(f"output with shape {list(shapes[0])} doesn't match the broadcast shape "
+                                    f"{[batch] + wide}")
+    what = "inplace arithmetic" if name in _ARITHMETIC_INPLACE else f"aten::{name}" if name in _ATEN_NAMED else name
+    where = f"at level {level}" if name in _ATEN_NAMED and name not in _ARITHMETIC_INPLACE else "in a vmap"
     return InplaceIntoUnbatched(
         f"vmap: {what}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
         f"has more elements than `self`. This happened due to `other` being vmapped over but `self` not being "
-        f"vmapped over in a vmap. Please try to use out-of-place operators instead of {what}. If said operator is "
+        f"vmapped over {where}. Please try to use out-of-place operators instead of {what}. If said operator is "
         f"being called inside the PyTorch framework, please file a bug report instead.")
 
 
@@ -78,8 +95,7 @@ class _Plan:
     __slots__ = ("rule", "written", "decomposition")
 
     def __init__(self, op):
-        # out= overloads run per sample, each sample's result written into its slice of ``out``
-        self.rule = None if op._schema.is_out else rule_for(op)
+        self.rule = rule_for(op)
         self.written = tuple((i, a.name, a.kwarg_only) for i, a in enumerate(op._schema.arguments) if a.type.is_write)
         self.decomposition = _decomposition(op)
 
@@ -94,11 +110,14 @@ def batched_kernel(keyset, op, *args, **kwargs):
     if plan is None:
         plan = _PLANS[op] = _Plan(op)
     if plan.written:
-        # torch's rule: an in-place op (or out=) may not write a batch into a tensor that is not batched
+        if op._schema.is_out:
+            raise RuntimeError(f"Batching rule not implemented for aten::{op.__name__}; the fallback path doesn't "
+                               f"work on out= or view ops.")
+        # torch's rule: an in-place op may not write a batch into a tensor that is not batched
         for i, name, kwarg_only in plan.written:
             target = kwargs.get(name) if kwarg_only or i >= len(args) else args[i]
             if isinstance(target, Tensor) and not (target.__class__ is BatchedTensor and target._level == level):
-                raise inplace_error(op._schema.name)
+                raise inplace_error(op, args, kwargs, lv.batch, level)
             if target is not None and id(target._vc) in lv.input_versions:
                 lv.mutated = True
     rule = plan.rule
@@ -173,9 +192,6 @@ def per_sample(op, lv, args, kwargs):
         STACK.random_op -= 1
     if op._schema.is_inplace:
         return args[0]
-    if op._schema.is_out:
-        written = [kwargs.get(a.name) for a in op._schema.arguments if a.type.is_write]
-        return written[0] if len(written) == 1 else tuple(written)
     return _stack_results(op, outs, level)
 
 
