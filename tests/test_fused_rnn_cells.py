@@ -309,3 +309,45 @@ def test_layers_under_autocast_keep_their_results(device):
         out, (h, c) = layer(x)
     # the state stays in float32 (the composed step's promotion), as before the fused ops
     assert c.dtype is npusim.float32
+
+
+# --- vmap ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_vmap_folds_the_batch_into_the_cells_rows(device, mode):
+    import warnings
+
+    from npusim.func import functional_call, grad, vmap
+    from npusim.func.batched_fallback import STATS
+    npusim.manual_seed(0)
+    layer = getattr(nn, mode)(2, 3).to(device)
+    xs = npusim.randn(4, 5, 2, 2, device=device)
+    params = {k: v.detach() for k, v in layer.named_parameters()}
+
+    def loss(p, x):
+        return (functional_call(layer, p, (x,))[0] ** 2).sum()
+
+    before = sum(STATS["per_sample"].values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # no per-sample fallback warning
+        out = vmap(lambda x: layer(x)[0])(xs)
+        grads = vmap(grad(loss), in_dims=(None, 0))(params, xs)
+    assert sum(STATS["per_sample"].values()) == before
+    assert_same((out,), (npusim.stack([layer(x)[0] for x in xs]),))
+    for k in params:
+        assert_same((grads[k],), (npusim.stack([grad(loss)(params, x)[k] for x in xs]),))
+
+
+def test_vmap_with_a_batched_bias_runs_per_sample(device):
+    import warnings
+
+    from npusim.func import vmap
+    gates, bias = npusim.randn(4, 3, 12, device=device), npusim.randn(4, 12, device=device)
+
+    def cell(g, b):
+        return aten._thnn_fused_lstm_cell.default(g, g, g[:, :3], b, b)[0]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = vmap(cell)(gates, bias)
+    assert_same((out,), (npusim.stack([cell(g, b) for g, b in zip(gates, bias)]),))
