@@ -25,6 +25,10 @@ def batched_matmul(a, b, level):
     ra, rb = a._a.ndim, b._a.ndim
     if ra == 0 or rb == 0 or not (a_batched or b_batched):
         raise UsePerSampleLoop()
+    if ra == 1 and rb == 2 and a_batched and not b_batched:
+        return _mm(av, bv)                 # a row per sample times one matrix: the batch is the matrix of rows
+    if ra == 2 and rb == 1 and b_batched and not a_batched:
+        return _mm(bv, aten.t.default(av))
     row, col = ra == 1, rb == 1
     if row:
         av, ra = _unsqueeze(av, -2), 2
