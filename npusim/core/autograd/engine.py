@@ -315,7 +315,7 @@ def _accumulate_leaf(node: AccumulateGrad, g_in, create_graph):
     leaf = node._variable()
     if leaf is None or g is None:
         return
-    if g.dtype is not leaf.dtype or hasattr(leaf, "_grad_dtype"):
+    if g._a.dtype is not leaf._a.dtype or hasattr(leaf, "_grad_dtype"):     # (NumPy's dtypes: a cheap test)
         g = cast_incoming(leaf, g)           # kept in the leaf's grad_dtype (its dtype unless set)
     am = leaf._am
     _accumulate_into(leaf, g, create_graph, owned_refs=1)
