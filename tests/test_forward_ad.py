@@ -406,3 +406,37 @@ def test_semantics_and_errors_match_torch(torch):
             np.testing.assert_allclose(a, b)
         else:
             assert a == b
+
+
+@pytest.mark.oracle
+def test_func_jvp_and_jacfwd_edges_match_torch(torch):
+    def run(lib):
+        x = lib.ones(3, dtype=lib.float64)
+        t = lib.full((3,), 2.0, dtype=lib.float64)
+        seen = []
+
+        def record(fn):
+            try:
+                seen.append(fn())
+            except Exception as e:   # noqa: BLE001 (the exception types and messages are what is compared)
+                seen.append((type(e).__name__, str(e).replace("npusim", "torch")))
+
+        record(lambda: lib.func.jvp(lambda v: lib.zeros(3, dtype=lib.float64), (x,), (t,), strict=True))
+        record(lambda: lib.func.jvp(lambda v: lib.zeros(3, dtype=lib.float64), (x,), (t,)))
+        record(lambda: lib.func.jvp(lambda v: (v.exp(), {"a": v * 2}), (x,), (t,), has_aux=True))
+        record(lambda: lib.func.jvp(lambda v: (v.argmax(), v * 2), (x,), (t,)))
+        record(lambda: lib.func.jvp(lambda v: v, (x.long(),), (t.long(),)))
+        record(lambda: lib.func.jacfwd(lambda v: v * 2)(x.long()))
+        record(lambda: lib.func.jacfwd(lambda a, b: (a * b, a.sum()), argnums=(0, 1))(x, t))
+        return seen
+
+    def plain(v):
+        if isinstance(v, (tuple, list)):
+            return [plain(a) for a in v]
+        if isinstance(v, dict):
+            return {k: plain(a) for k, a in v.items()}
+        if hasattr(v, "tolist"):
+            return v.tolist()
+        return v
+
+    assert plain(run(npusim)) == plain(run(torch))

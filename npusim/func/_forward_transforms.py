@@ -18,9 +18,8 @@ from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 
 def forward_mode_available(flat_primals) -> bool:
-    """Whether a new dual level can be opened and every primal can carry a tangent."""
-    return _fw.current_level() < 0 and _fw.is_enabled() and all(
-        p.is_floating_point() or p.is_complex() for p in flat_primals)
+    """Whether a new dual level can be opened (a primal that cannot carry a tangent gets make_dual's error)."""
+    return _fw.current_level() < 0 and _fw.is_enabled()
 
 
 def _primal(o, keep_graph):
