@@ -389,3 +389,31 @@ def test_out_arguments_raise_as_torch(torch, device):
         with pytest.raises(RuntimeError) as got:
             F.vmap(ours)(x)
         assert str(got.value) == str(want.value)
+
+
+def test_batched_index_tensors_take_the_rule(device):
+    x = npusim.randn(4, 3, 5, device=device)
+    i = npusim.randint(0, 3, (4, 2), device=device)
+    j = npusim.randint(0, 5, (4, 2), device=device)
+    w = npusim.randn(6, 2, device=device)
+    mask = npusim.randn(3, 5, device=device) > 0
+    batched_fallback.STATS["per_sample"].clear()
+    for f in (lambda a, ii, jj: a[ii], lambda a, ii, jj: a[ii, jj], lambda a, ii, jj: a[ii, :2],
+              lambda a, ii, jj: a[0][ii], lambda a, ii, jj: w[ii], lambda a, ii, jj: a[mask]):
+        got = F.vmap(f)(x, i, j)
+        want = npusim.stack([f(x[k], i[k], j[k]) for k in range(4)])
+        assert got.shape == want.shape and npusim.equal(got, want)
+    assert not batched_fallback.STATS["per_sample"], batched_fallback.STATS["per_sample"]
+
+
+@pytest.mark.oracle
+def test_dynamic_shape_errors_match_torch(torch, device):
+    (a,), (ta,) = _both(torch, device, [A])
+    for ours, theirs in ((lambda x: x[x > 0], lambda x: x[x > 0]), (lambda x: x.nonzero(), lambda x: x.nonzero()),
+                         (lambda x: npusim.masked_select(x, x > 0), lambda x: torch.masked_select(x, x > 0)),
+                         (lambda x: npusim.unique(x), lambda x: torch.unique(x))):
+        with pytest.raises(RuntimeError) as want:
+            torch.func.vmap(theirs)(ta)
+        with pytest.raises(RuntimeError) as got:
+            F.vmap(ours)(a)
+        assert str(got.value) == str(want.value)

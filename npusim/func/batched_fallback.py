@@ -167,8 +167,23 @@ _RESHAPING_INPLACE = frozenset("resize_ resize_as_ as_strided_ set_ squeeze_ uns
                                "swapdims_ swapaxes_".split())
 
 
+# ops whose result's shape depends on the values: torch refuses them under vmap
+DYNAMIC_SHAPE = frozenset("nonzero _unique2 unique_dim unique_consecutive argwhere nonzero_static_dynamic".split())
+
+
+def _is_batched_at(v, level) -> bool:
+    return v.__class__ is BatchedTensor and v._level == level
+
+
 def per_sample(op, lv, args, kwargs):
     """``op`` run once per sample of level ``lv`` and the results stacked (torch's batched fallback)."""
+    if op._schema.name in DYNAMIC_SHAPE:
+        raise dynamic_shape_error(op)
+    if op._schema.name == "masked_select" and _is_batched_at(args[1] if len(args) > 1 else kwargs.get("mask"),
+                                                              lv.level):
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+                           "this because for each batch this would return a differently shaped Tensor. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
     if op._schema.name in _RESHAPING_INPLACE:
         raise RuntimeError(f"vmap: {op._schema.name} on a BatchedTensor is not supported: it changes the "
                            f"tensor's shape in place; use the out-of-place op")
@@ -195,13 +210,27 @@ def per_sample(op, lv, args, kwargs):
     return _stack_results(op, outs, level)
 
 
+def dynamic_shape_error(op) -> RuntimeError:
+    return RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                        f"over aten::{op._opname}. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                        f"if you need this feature.")
+
+
+def _same_shapes(tensors) -> bool:
+    shape = tensors[0].shape
+    return all(t.shape == shape for t in tensors[1:])
+
+
 def _stack_results(op, outs, level):
     first = outs[0]
     if isinstance(first, Tensor):
+        if not _same_shapes(outs):
+            raise dynamic_shape_error(op)
         return wrap(_stack(outs, 0), level)
     if isinstance(first, (tuple, list)) and first and all(isinstance(o, Tensor) for o in first):
-        if any(len(o) != len(first) for o in outs):
-            raise NeedsPerSampleLoop(f"{op._opname}: samples gave different numbers of results")
+        if any(len(o) != len(first) for o in outs) or not all(_same_shapes([o[j] for o in outs])
+                                                              for j in range(len(first))):
+            raise dynamic_shape_error(op)
         parts = [wrap(_stack([o[j] for o in outs], 0), level) for j in range(len(first))]
         return type(first)(parts) if type(first) in (tuple, list) else type(first)(*parts)
     if op._opname == "_local_scalar_dense":

@@ -5,6 +5,7 @@ joined with batched ones (cat, stack, gather) are expanded over the batch first.
 """
 from __future__ import annotations
 
+from ..core.c10 import dtype as _dtypes
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import BatchedTensor, LogicalArray, wrap
@@ -12,6 +13,7 @@ from .batching_registry import UsePerSampleLoop, register, wrap_all, wrap_dim
 from .batching_rules_reductions import _only_self_batched
 
 _expand = aten.expand.default
+_BOOL, _UINT8 = _dtypes.bool, _dtypes.uint8
 _unsqueeze = aten.unsqueeze.default
 _reshape = aten.reshape.default
 
@@ -178,18 +180,48 @@ def gather(op, level, args, kwargs):
     return wrap(op(value, wrap_dim(dim, rank) + 1, idx, **kwargs), level)
 
 
+MASK_MESSAGE = ("vmap: We do not support batching operators that can support dynamic shape. Attempting to batch "
+                "over indexing with a boolean mask.")
+
+
 def index(op, level, args, kwargs):
     self = args[0]
     indices = list(_arg(args, kwargs, 1, "indices", ()))
-    if not (self.__class__ is BatchedTensor and self._level == level) or \
-            any(isinstance(i, BatchedTensor) for i in indices):
-        raise UsePerSampleLoop()
     used = [k for k, i in enumerate(indices) if i is not None]
     if used and used[-1] - used[0] + 1 != len(used):
         raise UsePerSampleLoop()        # apart, the index dims would go before the batch dim
-    if any(isinstance(i, Tensor) and i.is_floating_point() for i in indices):
+    masks = [i for i in indices if isinstance(i, Tensor) and i.dtype in (_BOOL, _UINT8)]
+    if any(m.__class__ is BatchedTensor and m._level == level for m in masks):
+        raise RuntimeError(MASK_MESSAGE)
+    if masks and any(isinstance(i, BatchedTensor) for i in indices) or \
+            any(isinstance(i, Tensor) and i.is_floating_point() for i in indices):
         raise UsePerSampleLoop()
-    return wrap(op(self._value, [None] + indices), level)
+    if not any(isinstance(i, BatchedTensor) and i._level == level for i in indices):
+        if not (self.__class__ is BatchedTensor and self._level == level):
+            raise UsePerSampleLoop()
+        return wrap(op(self._value, [None] + indices), level)
+    if not used or used[0] != 0:
+        raise UsePerSampleLoop()
+    # batched indices: index the batch dim with 0..B-1 too, so each sample reads its own slice
+    batch = next(i._value.shape[0] for i in indices if i.__class__ is BatchedTensor and i._level == level)
+    if self.__class__ is BatchedTensor and self._level == level:
+        value = self._value
+    else:
+        value = _expand(_unsqueeze(self, 0), [batch] + list(self.shape))
+    top = max(i._a.ndim for i in indices if i is not None)
+    phys = []
+    for i in indices:
+        if i is None:
+            phys.append(None)
+            continue
+        v, is_batched = (i._value, True) if i.__class__ is BatchedTensor and i._level == level else (i, False)
+        if is_batched:
+            for _ in range(top - i._a.ndim):
+                v = _unsqueeze(v, 1)
+        phys.append(v)
+    rows = aten.arange.start(0, batch, device=value.device)
+    rows = _reshape(rows, [batch] + [1] * top)
+    return wrap(op(value, [rows] + phys), level)
 
 
 def metadata_inplace(op, level, args, kwargs):
