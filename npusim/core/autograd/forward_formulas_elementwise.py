@@ -19,7 +19,6 @@ def _sq(v):
 
 # op -> f(x, y): its derivative at x (y = op(x))
 _DERIVATIVES = {
-    "abs": lambda x, y: aten.sgn.default(x),
     "log1p": lambda x, y: aten.reciprocal.default(aten.add.Scalar(x, 1)),
     "log2": lambda x, y: aten.reciprocal.default(aten.mul.Scalar(x, math.log(2.0))),
     "log10": lambda x, y: aten.reciprocal.default(aten.mul.Scalar(x, math.log(10.0))),
@@ -53,6 +52,15 @@ def _unary(name, derivative):
 
 for _name, _derivative in _DERIVATIVES.items():
     _unary(_name, _derivative)
+
+
+@forward_formula("abs")
+def abs_jvp(a, t, out):
+    # |z| is not holomorphic: its tangent is Re(conj(sgn z) * t) (real for real z: sgn(x) * t)
+    x, tx = a.self, t["self"]
+    if x.is_complex() or tx.is_complex():
+        return aten.real.default(_mul(aten.conj_physical.default(aten.sgn.default(x)), tx))
+    return _mul(tx, aten.sgn.default(x))
 
 
 @forward_formula("where.self")
