@@ -1,6 +1,6 @@
 """Per-op overhead of npusim.torch_backend: torch ops on device="npu" served by npusim's npu kernels.
 
-    python bench/bench_torch_backend.py [--rounds N]
+    python bench/bench_torch_backend.py [--rounds N] [--threads 1 2]
 
 Tiny ops (2x2 float32) on torch's npu, against the same op in torch on the CPU and in npusim on its own npu:
 an op with a new result (add), an in-place op (add_), a matmul and a view (x[0]). Aim: <= 10 us for a tiny op
@@ -49,7 +49,16 @@ def best_per_call_us(fns: dict, rounds: int, budget_s: float = 0.2) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
-    rounds = parser.parse_args().rounds
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2],
+                        help="intra-op thread counts to run at (torch's and npusim's alike)")
+    args = parser.parse_args()
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        npusim.set_num_threads(threads)
+        run(args.rounds, threads)
+
+
+def run(rounds: int, threads: int) -> None:
     xc = torch.arange(4.0).reshape(2, 2)
     yc = xc + 1
     xt, yt = xc.to("npu"), yc.to("npu")
@@ -61,7 +70,7 @@ def main() -> None:
         "x[0] (view)": (lambda: xc[0], lambda: xt[0], lambda: xn[0]),
     }
     print(f"npusim.torch_backend per-op overhead, 2x2 float32, best of {rounds} rounds, "
-          f"npu mode {npusim.npu.runtime_mode()}")
+          f"npu mode {npusim.npu.runtime_mode()}, {threads} thread(s)")
     print(f"{'op':20s} {'torch cpu':>10s} {'torch npu':>10s} {'npusim npu':>11s} {'npu/cpu':>8s} {'npu/npusim':>11s}")
     for name, (cpu, npu, own) in cases.items():
         t = best_per_call_us({"cpu": cpu, "npu": npu, "own": own}, rounds)

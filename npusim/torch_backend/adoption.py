@@ -85,7 +85,13 @@ def adopt(nt, dtype=None):
         dtype = TORCH_OF_NUMPY[a.dtype]
     t = _empty_shell((0,), dtype)
     if a.base is None and a.flags.c_contiguous:     # a fresh result: the common case, its own root
-        address = _address(a)
+        if _emulated:
+            try:
+                address = _addressof(_char_at(a))      # _address's fast case, without its checks
+            except (ValueError, TypeError):     # empty, read-only, or a dtype the buffer protocol cannot name
+                address = a.ctypes.data
+        else:
+            address = a.data.ptr
         st = _storage_at(address, DEVICE, a.nbytes)
         _remember(address, nt)
         st._npusim = (nt, a, (a.shape, dtype))     # whole: array_view gives ``a`` back for a tensor of all of it
@@ -223,7 +229,9 @@ def new_npu(shape, dtype, strides=None):
 
 def _new_npu(shape, dtype, strides=None):
     ndt = NPUSIM.get(dtype)
-    if strides is None:
+    if strides is None or list(strides) == _contiguous_strides(shape):
+        # contiguous (``.to("npu")`` asks empty_strided for torch's contiguous strides): a typed array, which
+        # array_view hands back as it is, with no view to build per op
         if ndt is not None:
             return adopt(npusim.empty(tuple(shape), dtype=ndt, device=NPUSIM_DEVICE), dtype)
         strides = _contiguous_strides(shape)

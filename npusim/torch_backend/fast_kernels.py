@@ -17,6 +17,7 @@ from .adoption import NPUSIM_DEVICE, adopt, array_view
 from .dtypes import NUMPY as _NUMPY
 
 _xp = get_device_hooks("npu").array_namespace(NPUSIM_DEVICE)
+_from_array = from_array
 _array = _xp.ndarray
 _Tensor = torch.Tensor
 _FLOATS = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16})
@@ -63,7 +64,20 @@ def _check_capacity(a, b) -> None:
 def _fast(name, ufunc, general):
     def kernel(self, other, **kwargs):
         dtype = self.dtype
-        if dtype in _FLOATS and kwargs.get("alpha", 1) == 1 and not kwargs.get("rounding_mode"):
+        if not kwargs and other.__class__ is _Tensor and other.dtype is dtype and dtype in _FLOATS \
+                and not other.is_cpu and not self.is_cpu:
+            # the common case, two npu tensors of one floating dtype: as below, with the fewest checks
+            a, b = array_view(self), array_view(other)
+            if a.shape != b.shape or a.nbytes > _EARLY:
+                _check_capacity(a, b)
+            try:
+                r = _binary(ufunc, a, b)
+            except MemoryError as e:
+                raise torch.OutOfMemoryError(str(e)) from None
+            if r.__class__ is not _array:
+                r = _xp.asarray(r)
+            return adopt(_from_array(r, NPUSIM_DEVICE), dtype)
+        if dtype in _FLOATS and kwargs.get("alpha", 1) == 1 and not kwargs.get("rounding_mode") and not self.is_cpu:
             if other.__class__ is _Tensor and other.dtype is dtype and not other.is_cpu:
                 b = array_view(other)     # the common case, inline
             else:
@@ -87,7 +101,7 @@ def _fast(name, ufunc, general):
 def _fast_inplace(name, ufunc, general):
     def kernel(self, other, **kwargs):
         dtype = self.dtype
-        if dtype in _FLOATS and kwargs.get("alpha", 1) == 1 and not kwargs.get("rounding_mode"):
+        if dtype in _FLOATS and kwargs.get("alpha", 1) == 1 and not kwargs.get("rounding_mode") and not self.is_cpu:
             b = _operand(other, dtype)
             if b is not None:
                 a = array_view(self)
