@@ -23,7 +23,7 @@ def install() -> None:
 
     from . import (
         amp_kernels, array_kernels, autocast, backward_kernels, copy, device_module, factories, fallback,
-        fast_kernels, kernels, refusals, rnn_cells, views,
+        fast_kernels, kernels, optimizer_kernels, refusals, rnn_cells, views,
     )
     from .hooks import NpuDeviceGuard, NpuHooks
 
@@ -46,6 +46,7 @@ def install() -> None:
     rnn_cells.register(aten)
     backward_kernels.register(aten)
     amp_kernels.register(aten)
+    optimizer_kernels.register(aten)
     fallback.register(everything)
     autocast.register(aten, everything)
     refusals.install()
