@@ -185,6 +185,17 @@ def test_float8_refusals(call, error, message):
         call(npusim.tensor([1.0, 2.0], dtype=npusim.float8_e4m3fn))
 
 
+def test_reductions_with_a_dtype_convert_first(device):
+    _skip_host_only(device, "float8_e4m3fn")
+    a = npusim.tensor([1.0, 2.5, 3.0], device=device).to(npusim.float8_e4m3fn)
+    assert a.sum(dtype=npusim.float32).item() == 6.5 and a.cumsum(0, dtype=npusim.float64).tolist() == [1, 3.5, 6.5]
+    u = npusim.tensor([1, 2, 3], dtype=npusim.uint16, device=device)
+    assert u.mean(dtype=npusim.float32).item() == 2.0 and npusim.softmax(u, 0, dtype=npusim.float64).dtype is (
+        npusim.float64)
+    with pytest.raises(NotImplementedError, match="\"sum_cpu\" not implemented for 'Float8_e5m2'"):
+        a.sum(dtype=npusim.float8_e5m2)
+
+
 def test_float8_printing():
     assert repr(npusim.tensor([1.0, 2.5, -3.0], dtype=npusim.float8_e4m3fn)) == (
         "tensor([ 1.0000,  2.5000, -3.0000], dtype=npusim.float8_e4m3fn)")
@@ -324,6 +335,10 @@ CALLS = [
     lambda L: L.hash_tensor(_U(L)), lambda L: L.hash_tensor(_F(L)),
     lambda L: L.tensor([2 ** 63 + 5, 1], dtype=L.uint64), lambda L: L.tensor([-1, 2 ** 63], dtype=L.uint64),
     lambda L: L.tensor([2 ** 64], dtype=L.uint64), lambda L: L.tensor([2 ** 63], dtype=L.uint32),
+    lambda L: _F(L).sum(dtype=L.float32), lambda L: _F(L).mean(dtype=L.float64), lambda L: _U(L).mean(dtype=L.float32),
+    lambda L: _F(L, "float8_e8m0fnu").cumprod(0, dtype=L.float32), lambda L: (L.softmax(_U(L), 0, dtype=L.float32) * 1000).round(),
+    lambda L: (_F(L).log_softmax(0, dtype=L.float32) * 1000).round(), lambda L: _F(L).sum(dtype=L.float8_e5m2),
+    lambda L: _U(L, "uint32").prod(dtype=L.int64),
 ]
 
 

@@ -115,6 +115,20 @@ def _first_limited(values):
     return None
 
 
+# reductions and softmaxes whose dtype= argument converts the input first: torch runs them on any input dtype it can
+# convert, so a limited input with a common dtype asked is taken (a limited dtype asked is refused by its name)
+# (nansum / nanmean are compositions that look at the input before converting it: they refuse it, a difference)
+_CONVERTING_FIRST = frozenset("sum mean prod cumsum cumprod softmax log_softmax".split())
+
+
+def _asked_dtypes(args, kwargs):
+    """The dtypes among the arguments: a dtype= keyword, or one in a positional slot (softmax's, view(dtype))."""
+    asked = [v for v in args if v.__class__ is D.dtype]
+    if kwargs and kwargs.get("dtype").__class__ is D.dtype:
+        asked.append(kwargs["dtype"])
+    return asked
+
+
 def _float8_scalar_operand(op, args) -> bool:
     """float8 ``mul`` takes dimensioned tensors only: a Python number or a 0-dim tensor as the other operand goes
     to torch's reduced-float scalar kernel, which refuses."""
@@ -161,18 +175,18 @@ def check_arguments(op: str, args, kwargs) -> None:
     found = _first_limited(args)
     if found is None and kwargs:
         found = _first_limited(kwargs.values())
+    asked = _asked_dtypes(args, kwargs)
     if found is not None:
         dt = D.FROM_NUMPY[found._a.dtype]
-        if op not in ALLOWED[dt] or dt in L.FLOAT8_DTYPES and _float8_scalar_operand(op, args):
+        if op in _CONVERTING_FIRST and asked:
+            pass    # the kernel converts the input to the dtype asked first (a limited one is checked below)
+        elif op not in ALLOWED[dt] or dt in L.FLOAT8_DTYPES and _float8_scalar_operand(op, args):
             _check_promotion(op, args)
             if dt in L.BYTE_TAGGED and op in _ELEMENTWISE and any(v.__class__ in (bool, int, float) for v in args):
                 # torch first converts the number to the dtype: its copy refuses
                 raise NotImplementedError(f"\"copy_\" not implemented for '{D.SCALAR_TYPE_NAME[dt]}'")
             raise refusal(op, dt, found._device.type)
         _check_device(dt, found, kwargs)
-    asked = [v for v in args if v.__class__ is D.dtype]     # a dtype in a positional slot (view(dtype))
-    if kwargs and kwargs.get("dtype").__class__ is D.dtype:
-        asked.append(kwargs["dtype"])
     for dt in asked:
         if dt.np in _LIMITED_NP:
             if op not in ALLOWED[dt]:
