@@ -328,3 +328,62 @@ def test_saved_tensor_hooks_on_one_saved_tensor(device):
 @pytest.mark.oracle
 def test_saved_tensor_as_torch(torch):
     assert _saved_tensor_story(npusim) == _saved_tensor_story(torch)
+
+
+# --- autograd.profiler, ProfilerState, ProfilerConfig -----------------------------------------------------------
+def test_autograd_profiler_profile(device, tmp_path):
+    aprof = npusim.autograd.profiler
+    with aprof.profile(record_shapes=True, use_device="npu" if device == "npu" else None) as prof:
+        x = npusim.ones(3, device=device) * 2
+        with aprof.record_function("block"):
+            x.exp()
+    names = {e.name for e in prof.function_events}
+    assert {"aten::mul", "aten::exp", "block"} <= names
+    assert ("npu::exp" in names) == (device == "npu")
+    assert "aten::mul" in prof.key_averages().table(row_limit=10) and prof.self_cpu_time_total > 0
+    assert prof.total_average().count >= len(prof.function_events) - 1
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    assert "traceEvents" in json.loads((tmp_path / "t.json").read_text())
+    assert prof.profiler_kind is (npusim.autograd.ProfilerState.PRIVATEUSE1 if device == "npu" else
+                                  npusim.autograd.ProfilerState.CPU)
+    assert isinstance(prof.config(), npusim.autograd.ProfilerConfig)
+    with pytest.raises(RuntimeError, match="not reentrant"):
+        with prof:
+            pass
+    fresh = aprof.profile()
+    assert list(fresh.key_averages()) == [] and fresh.self_cpu_time_total == 0 and str(fresh) == ""
+    with aprof.profile(enabled=False) as off:
+        assert off is None
+    with pytest.warns(UserWarning, match="The gpu is not a valid device option"):
+        aprof.profile(use_device="gpu")
+    with pytest.raises(AssertionError, match="Device-only events supported only with Kineto"):
+        aprof.profile(use_cpu=False)
+
+
+def test_profiler_config_checks_its_arguments():
+    state = npusim.autograd.ProfilerState
+    assert str(state.KINETO) == "ProfilerState.KINETO" and int(state.PRIVATEUSE1) == 5
+    npusim.autograd.ProfilerConfig(state.CPU, False, False, False, False, False, None, "id")
+    with pytest.raises(TypeError, match="incompatible constructor arguments"):
+        npusim.autograd.ProfilerConfig(1, False, False, False, False, False, None)
+
+
+@pytest.mark.oracle
+def test_autograd_profiler_as_torch(torch):
+    assert {k: int(v) for k, v in torch.autograd.ProfilerState.__members__.items()} == \
+        {s.name: int(s) for s in npusim.autograd.ProfilerState}
+    assert str(npusim.autograd.ProfilerState.CPU) == str(torch.autograd.ProfilerState.CPU)
+    import inspect
+    for name in ("__init__", "key_averages", "table"):
+        ours = inspect.signature(getattr(npusim.autograd.profiler.profile, name))
+        theirs = inspect.signature(getattr(torch.autograd.profiler.profile, name))
+        assert list(ours.parameters) == list(theirs.parameters), name
+    errors = []
+    for mod in (npusim, torch):
+        with pytest.raises(Exception) as info:
+            mod.autograd.profiler.profile(use_cpu=False)
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+    for mod in (npusim, torch):
+        fresh = mod.autograd.profiler.profile()
+        assert (list(fresh.key_averages()), fresh.self_cpu_time_total, str(fresh)) == ([], 0, "")

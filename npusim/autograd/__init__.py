@@ -9,6 +9,7 @@ from .engine_modes import (  # noqa: F401
     enforce_grad_layout_policy, is_multithreading_enabled, is_view_replay_enabled, set_multithreading_enabled,
 )
 from .tensor_like import is_tensor_like  # noqa: F401
+from .profiler_types import ProfilerConfig, ProfilerState  # noqa: F401
 from ..core.autograd.node import SavedTensor  # noqa: F401  (grad_fn._raw_saved_<name>'s class)
 
 # torch.autograd's profiler names are torch.profiler's; npusim.profiler loads after autograd, so they resolve on use
@@ -16,6 +17,9 @@ _PROFILER_NAMES = {"DeviceType": "events", "ProfilerActivity": "profiler", "kine
 
 
 def __getattr__(name):
+    if name == "profiler":                      # torch.autograd.profiler, the older profiler API
+        import importlib
+        return importlib.import_module(".profiler", __name__)
     if name in _PROFILER_NAMES:
         import importlib
         return getattr(importlib.import_module(f"..profiler.{_PROFILER_NAMES[name]}", __name__), name)
