@@ -304,7 +304,12 @@ def _train(make_model, make_data, loss_fn, device, opt="sgd", steps=3):
     torch.manual_seed(0)
     model = make_model().to(device)
     params = list(model.parameters())
-    o = torch.optim.Adam(params, lr=1e-3) if opt == "adam" else torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    if opt == "sgd":
+        o = torch.optim.SGD(params, lr=0.1, momentum=0.9)
+    else:   # "adam", or "adam"/"adamw" with the implementation: "adam-fused", "adamw-foreach", ...
+        name, _, impl = opt.partition("-")
+        kwargs = {impl: True} if impl in ("fused", "foreach") else {"foreach": False} if impl else {}
+        o = (torch.optim.AdamW if name == "adamw" else torch.optim.Adam)(params, lr=1e-3, **kwargs)
     torch.manual_seed(1)
     x, y = (t.to(device) for t in make_data())
     losses = []
@@ -420,6 +425,84 @@ def test_backward_kernels_match_cpu(make):
         torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
     assert torch.npu.fallback_stats().keys().isdisjoint({"aten::tanh_backward", "aten::sigmoid_backward",
                                                          "aten::silu_backward"})
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.GELU(), lambda: nn.GELU("tanh"), lambda: nn.ELU(), lambda: nn.ELU(0.5), lambda: nn.CELU(2.0),
+    lambda: nn.SELU(), lambda: nn.Softplus(), lambda: nn.Softplus(2.0, 1.0), lambda: nn.GroupNorm(3, 3),
+    lambda: nn.GroupNorm(1, 3, affine=False), lambda: nn.Sequential(nn.Identity(), nn.ELU(inplace=True)),
+])
+def test_more_backward_kernels_run_on_the_npu_and_match_cpu(make):
+    torch.manual_seed(0)
+    module = make()
+    ref = copy.deepcopy(module)
+    x = torch.randn(2, 3, 2, 4) * 3
+    xc = x.clone().requires_grad_()
+    xn = x.to("npu").requires_grad_()
+    module.to("npu")
+    grad = torch.randn_like(ref(xc.clone()))
+    torch.npu.reset_fallback_stats()
+    (module(xn * 1) if isinstance(module, nn.Sequential) else module(xn)).backward(grad.to("npu"))
+    assert torch.npu.fallback_stats() == {}
+    (ref(xc * 1) if isinstance(ref, nn.Sequential) else ref(xc)).backward(grad)
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-6)
+    for p, q in zip(module.parameters(), ref.parameters()):
+        torch.testing.assert_close(p.grad.cpu(), q.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_backward_runs_on_the_npu_and_matches_cpu(reduction):
+    torch.manual_seed(0)
+    x, t = torch.randn(3, 5), torch.randn(3, 5)
+    grads = []
+    torch.npu.reset_fallback_stats()
+    for device in ("cpu", "npu"):
+        xd = x.to(device).detach().requires_grad_()
+        td = t.to(device).detach().requires_grad_()
+        loss = F.mse_loss(xd, td, reduction=reduction)
+        loss.backward(torch.ones_like(loss) * 0.5)
+        grads.append((xd.grad.cpu(), td.grad.cpu()))
+    assert torch.npu.fallback_stats() == {}
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_cumprod_and_attention_backward_run_on_the_npu_and_match_cpu():
+    torch.manual_seed(0)
+    x = torch.randn(3, 4)
+    q, k, v = torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
+    results = []
+    torch.npu.reset_fallback_stats()
+    for device in ("cpu", "npu"):
+        xd = x.to(device).detach().requires_grad_()
+        torch.cumprod(xd, 1).sum().backward()
+        qkv = [a.to(device).detach().requires_grad_() for a in (q, k, v)]
+        for causal in (False, True):
+            F.scaled_dot_product_attention(*qkv, is_causal=causal).pow(2).sum().backward()
+        results.append([xd.grad.cpu()] + [a.grad.cpu() for a in qkv])
+    assert torch.npu.fallback_stats() == {}
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+class _NormActivationNet(nn.Module):
+    """A convnet with group norm and the activations whose backward ops have npu kernels here, for mse_loss."""
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.norm = nn.GroupNorm(2, 4)
+        self.head = nn.Sequential(nn.Flatten(), nn.Linear(64, 8), nn.GELU(), nn.Linear(8, 8), nn.ELU(),
+                                  nn.Linear(8, 3), nn.Softplus())
+
+    def forward(self, x):
+        return self.head(self.norm(self.conv(x)))
+
+
+@pytest.mark.parametrize("opt", ["adam", "adam-fused", "adam-foreach", "adam-forloop", "adamw-fused",
+                                 "adamw-foreach"])
+def test_norm_activation_net_trains_like_cpu_with_every_adam(opt):
+    _assert_trains_like_cpu(_NormActivationNet, lambda: (torch.randn(3, 2, 4, 4), torch.randn(3, 3)), F.mse_loss,
+                            opt=opt)
 
 
 # --- the CPU fallback ---------------------------------------------------------------------------------------------
