@@ -172,6 +172,9 @@ GRAD_CASES = {
     "to_complex": lambda L, a, b, r: r.to(a.dtype) * a, "index_cat": lambda L, a, b, r: L.cat([a[1:], b[:1]]),
     "var_std": lambda L, a, b, r: a.var() + a.std(0).sum(), "norm2": lambda L, a, b, r: L.linalg.vector_norm(a),
     "norm1_3": lambda L, a, b, r: L.linalg.vector_norm(a, 1, dim=0) + L.linalg.vector_norm(a, 3),
+    "prod": lambda L, a, b, r: a.prod(1) + a.prod(), "cumprod": lambda L, a, b, r: a.cumprod(1),
+    "logsumexp": lambda L, a, b, r: a.logsumexp(1), "addcmul": lambda L, a, b, r: L.addcmul(a, a, b, value=2 - 1j),
+    "moving": lambda L, a, b, r: a.flip(0).roll(1, 1).tril() * b + a.index_put((L.tensor([0, 2]),), b[:2]),
 }
 
 

@@ -82,4 +82,7 @@ complex_ready(
     "pow", "pow_", "mm", "bmm", "mv", "dot", "vdot", "addmm", "addmm_", "matmul", "outer", "addmv", "baddbmm",
     # real results of complex inputs whose formulas are torch's complex ones: (x - mean) and sgn(x) carry the phase
     "var", "std", "var_mean", "std_mean", "norm", "linalg_vector_norm",
+    "prod", "cumprod", "cumprod_", "logsumexp", "addcmul", "addcmul_",
+    "flip", "roll", "repeat", "tril", "triu", "take", "trace", "diag", "kron", "index_select", "masked_select",
+    "index_put", "index_put_", "_index_put_impl_",
 )

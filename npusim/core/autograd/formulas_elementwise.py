@@ -489,6 +489,7 @@ def compare_inplace_backward(ctx, g):
 # --- fused pointwise products ---------------------------------------------------------------------------------
 
 @derivative("addcmul", "addcmul_", inputs=("self", "tensor1", "tensor2"), save=("self", "tensor1", "tensor2", "value"))
+@holomorphic
 def addcmul_backward(ctx, g):
     n = ctx.needs_input_grad
     t1, t2, v = ctx.tensor1, ctx.tensor2, ctx.value

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from ..dispatch.ops_namespace import aten
+from .formulas_complex import holomorphic
 from .derivatives import derivative
 from .formulas_elementwise import as_input
 
@@ -74,6 +75,7 @@ def _prod_of_others(x, dim):
 
 
 @derivative("prod", save=("self",))
+@holomorphic
 def prod_backward(ctx, g):
     x = ctx.self
     flat = aten.reshape.default(x, [-1])
@@ -84,6 +86,7 @@ def prod_backward(ctx, g):
 
 
 @derivative("prod.dim_int", save=("self", "dim", "keepdim"))
+@holomorphic
 def prod_dim_backward(ctx, g):
     x = ctx.self
     if x.dim() == 0:
@@ -235,6 +238,7 @@ def linalg_vector_norm_backward(ctx, g):
 
 
 @derivative("logsumexp", save=("self", "dim", "keepdim"), save_result=True)
+@holomorphic
 def logsumexp_backward(ctx, g):
     x = ctx.self
     dims = _dims(ctx.dim, x.dim())
@@ -257,6 +261,7 @@ def _reverse_cumsum(v, dim):
 
 
 @derivative("cumprod", "cumprod_", save=("self", "dim"), save_result=True)
+@holomorphic
 def cumprod_backward(ctx, g):
     x = ctx.self
     if x.dim() == 0 or x.numel() == 0:
