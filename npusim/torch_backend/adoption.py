@@ -93,7 +93,8 @@ def adopt(nt, dtype=None):
         else:
             address = a.data.ptr
         st = _storage_at(address, DEVICE, a.nbytes)
-        _remember(address, nt)
+        if not _emulated:
+            _remember(address, nt)
         st._npusim = (nt, a, (a.shape, dtype))     # whole: array_view gives ``a`` back for a tensor of all of it
         _set_storage(CPU_KEYS, t, st, 0, a.shape, ())      # no strides: torch's contiguous ones, as C order's
         return t
