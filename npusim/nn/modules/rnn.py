@@ -282,8 +282,11 @@ class RNNBase(Module):
 
     def _run_direction(self, input, hidden, cell, weights, reverse):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
-        # The input's contribution to every step in one matmul; only the recurrent part stays in the loop.
-        input_gates = F.linear(input, w_ih, b_ih).unbind(0)
+        # The input's contribution to every step in one matmul over all (time, batch) rows, as torch's CPU
+        # recurrence does; only the recurrent part stays in the loop.
+        steps_count, batch = input.shape[0], input.shape[1]
+        input_gates = F.linear(input.reshape(steps_count * batch, input.shape[2]), w_ih, b_ih)
+        input_gates = input_gates.view(steps_count, batch, input_gates.shape[1]).unbind(0)
         steps = range(len(input_gates) - 1, -1, -1) if reverse else range(len(input_gates))
         outputs = [None] * len(input_gates)
         # the hidden projection transposed (see _hidden_gates); under autocast each step's F.linear keeps its casts
