@@ -505,6 +505,25 @@ def test_norm_activation_net_trains_like_cpu_with_every_adam(opt):
                             opt=opt)
 
 
+@pytest.mark.parametrize("fused", [torch._fused_adam_, torch._fused_adamw_])
+@pytest.mark.parametrize("scale, found_inf", [(None, None), (4.0, 0.0), (4.0, 1.0)])
+def test_fused_adam_steps_with_grad_scaler_arguments_like_cpu(fused, scale, found_inf):
+    results = []
+    torch.npu.reset_fallback_stats()
+    for device in ("cpu", "npu"):
+        g = torch.Generator().manual_seed(0)
+        p, grad, m, v = (torch.randn(5, generator=g).to(device) for _ in range(4))
+        v, mx, step = v.abs(), torch.zeros(5, device=device), torch.tensor(3.0, device=device)
+        kwargs = {} if scale is None else {"grad_scale": torch.tensor(scale, device=device),
+                                           "found_inf": torch.tensor(found_inf, device=device)}
+        fused([p], [grad], [m], [v], [mx], [step], lr=0.1, beta1=0.9, beta2=0.99, weight_decay=0.1, eps=1e-8,
+              amsgrad=True, maximize=False, **kwargs)
+        results.append([t.cpu() for t in (p, grad, m, v, mx)])     # grads are left unscaled, as torch's kernel
+    assert torch.npu.fallback_stats() == {}
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
 # --- the CPU fallback ---------------------------------------------------------------------------------------------
 
 def test_fallback_warns_once_per_op_and_counts():
