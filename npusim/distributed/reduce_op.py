@@ -15,6 +15,13 @@ class RedOpType(enum.IntEnum):
     BXOR = 7
     PREMUL_SUM = 8
 
+    # torch's (pybind11) enum prints as RedOpType.MAX, also inside messages; IntEnum would print 4
+    def __str__(self):
+        return f"RedOpType.{self.name}"
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
 
 class ReduceOp:
     """The reductions: ``ReduceOp.SUM``, ``AVG``, ``PRODUCT``, ``MIN``, ``MAX``, ``BAND``, ``BOR``, ``BXOR``."""
