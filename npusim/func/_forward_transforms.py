@@ -14,6 +14,7 @@ from ..core.autograd.grad_mode import is_grad_enabled
 from ..api.factories import zeros_like as _zeros_like
 from ..api.operators import stack as _stack
 from ..core.tensor import Tensor
+from ._output_checks import check_tensor_outputs
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 
@@ -36,13 +37,7 @@ def jvp_forward(func, flat_p, p_spec, flat_t, strict, has_aux, split_aux, api):
         duals = [make_dual(p, t) for p, t in zip(flat_p, flat_t)]
         output, aux = split_aux(func(*tree_unflatten(duals, p_spec)), has_aux, api)
         flat_out, out_spec = tree_flatten(output)
-        if (len(flat_out) == 1 and flat_out[0] is None) or not flat_out:
-            raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = "
-                               f"{flat_out})")
-        for o in flat_out:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type "
-                                   f"{type(o)}")
+        check_tensor_outputs(flat_out, api)
         results, tangents_out = [], []
         for o in flat_out:
             tangent = unpack_dual(o).tangent

@@ -21,6 +21,7 @@ from ..api.factories import zeros_like as _zeros_like
 from ..core.autograd import forward_mode as _fw
 from ..core.tensor import Tensor
 from ._forward_transforms import forward_mode_available, jacfwd_forward, jvp_forward
+from ._output_checks import check_tensor_outputs
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize", "functionalize",
@@ -197,13 +198,8 @@ def _vjp(func, primals, argnums=None, has_aux=False, api="vjp(f, *primals)", flo
                                                                                argnums)
         output, aux = _split_aux(func(*args), has_aux, api)
         flat_out, out_spec = tree_flatten(output)
-        if (len(flat_out) == 1 and flat_out[0] is None) or not flat_out:
-            raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = "
-                               f"{flat_out})")
+        check_tensor_outputs(flat_out, api)
         for o in flat_out:
-            if not isinstance(o, Tensor):
-                raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type "
-                                   f"{type(o)}")
             if float_outputs and not (o.is_floating_point() or o.is_complex()):
                 raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
                                    f"Tensor with dtype {o.dtype}")
