@@ -96,7 +96,7 @@ def adopt(nt, dtype=None):
         if not _emulated:
             _remember(address, nt)
         st._npusim = (nt, a, (a.shape, dtype))     # whole: array_view gives ``a`` back for a tensor of all of it
-        _set_storage(CPU_KEYS, t, st, 0, a.shape, ())      # no strides: torch's contiguous ones, as C order's
+        _set_storage(CPU_KEYS, t, st, 0, a.shape)      # strides left out: torch's contiguous ones, as C order's
         return t
     set_onto(t, nt)
     return t
