@@ -13,31 +13,7 @@ import pytest
 import npusim
 from npusim.core.dispatch import dispatcher
 from npusim.native import complex_support as CS
-
-
-def _value(arg, x, device):
-    """An argument for ``arg`` of a schema: the complex tensor for tensors, small plain values otherwise."""
-    t = arg.type
-    base = t.base
-    if base == "Tensor":
-        return [x, x] if t.is_list else x
-    if t.optional:
-        return None
-    if base in ("int", "SymInt"):
-        return [0] if t.is_list else 0
-    if base == "float":
-        return [1.0] if t.is_list else 0.5
-    if base == "bool":
-        return [False] if t.is_list else False
-    if base == "Scalar":
-        return 1
-    if base == "str":
-        return "none"
-    if base == "ScalarType":
-        return npusim.complex64
-    if base == "Device":
-        return npusim.device(device)
-    return None
+from schema_arguments import schema_argument
 
 
 def _aten_overloads():
@@ -49,7 +25,7 @@ def _call(op, x, device):
     for a in op._schema.arguments:
         if a.has_default and not a.type.is_write:
             continue
-        v = _value(a, x, device)
+        v = schema_argument(a, x, device, npusim.complex64)
         if a.kwarg_only:
             kwargs[a.name] = v
         else:

@@ -14,6 +14,7 @@ import npusim
 from npusim.core.c10 import limited_dtypes as L
 from npusim.core.dispatch import dispatcher
 from npusim.native import limited_dtype_support as LDS
+from schema_arguments import schema_argument
 
 
 def _cuda_mode(device) -> bool:
@@ -23,37 +24,12 @@ def _cuda_mode(device) -> bool:
     return runtime.probe() == "cuda"
 
 
-def _value(arg, x, device):
-    """An argument for ``arg`` of a schema: the tensor under test for tensors, small plain values otherwise."""
-    t = arg.type
-    base = t.base
-    if base == "Tensor":
-        return [x, x] if t.is_list else x
-    if t.optional:
-        return None
-    if base in ("int", "SymInt"):
-        return [0] if t.is_list else 0
-    if base == "float":
-        return [1.0] if t.is_list else 0.5
-    if base == "bool":
-        return [False] if t.is_list else False
-    if base == "Scalar":
-        return 1
-    if base == "str":
-        return "none"
-    if base == "ScalarType":
-        return x.dtype
-    if base == "Device":
-        return npusim.device(device)
-    return None
-
-
 def _call(op, x, device):
     args, kwargs = [], {}
     for a in op._schema.arguments:
         if a.has_default and not a.type.is_write:
             continue
-        v = _value(a, x, device)
+        v = schema_argument(a, x, device)
         if a.kwarg_only:
             kwargs[a.name] = v
         else:
