@@ -470,6 +470,7 @@ def test_mse_loss_backward_runs_on_the_npu_and_matches_cpu(reduction):
 def test_cumprod_and_attention_backward_run_on_the_npu_and_match_cpu():
     torch.manual_seed(0)
     x = torch.randn(3, 4)
+    x[0, 1] = x[1, :2] = 0      # cumprod's backward takes another composite where the input has zeros
     q, k, v = torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
     results = []
     torch.npu.reset_fallback_stats()
