@@ -18,7 +18,19 @@ def legacy_storage_types(device_type: str, module: str = "npusim") -> dict:
         for dt, name in STORAGE_NAMES.items()}
 
 
-globals().update(legacy_storage_types("cpu"))
+_CPU = legacy_storage_types("cpu")
+DoubleStorage = _CPU["DoubleStorage"]
+FloatStorage = _CPU["FloatStorage"]
+HalfStorage = _CPU["HalfStorage"]
+LongStorage = _CPU["LongStorage"]
+IntStorage = _CPU["IntStorage"]
+ShortStorage = _CPU["ShortStorage"]
+CharStorage = _CPU["CharStorage"]
+ByteStorage = _CPU["ByteStorage"]
+BoolStorage = _CPU["BoolStorage"]
+BFloat16Storage = _CPU["BFloat16Storage"]
+ComplexDoubleStorage = _CPU["ComplexDoubleStorage"]
+ComplexFloatStorage = _CPU["ComplexFloatStorage"]
 __all__ = list(STORAGE_NAMES.values())
 
 

@@ -20,10 +20,8 @@ from ..core.c10.storage import UntypedStorage
 # added there: newer dtypes are plain TypedStorages)
 STORAGE_NAMES = {D.float64: "DoubleStorage", D.float32: "FloatStorage", D.float16: "HalfStorage",
                  D.int64: "LongStorage", D.int32: "IntStorage", D.int16: "ShortStorage", D.int8: "CharStorage",
-                 D.uint8: "ByteStorage", D.bool: "BoolStorage", D.bfloat16: "BFloat16Storage"}
-for _name, _storage in (("complex128", "ComplexDoubleStorage"), ("complex64", "ComplexFloatStorage")):
-    if hasattr(D, _name):   # complex dtypes, where this build has them
-        STORAGE_NAMES[getattr(D, _name)] = _storage
+                 D.uint8: "ByteStorage", D.bool: "BoolStorage", D.bfloat16: "BFloat16Storage",
+                 D.complex128: "ComplexDoubleStorage", D.complex64: "ComplexFloatStorage"}
 
 _always_warn_typed_storage_removal = False
 _has_warned = False
