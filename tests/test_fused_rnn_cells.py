@@ -98,8 +98,8 @@ def test_workspaces_have_torch_cuda_layouts(device):
     ig, hg, cx, b_ih, b_hh = lstm_inputs(device, bias=True)
     _, _, workspace = aten._thnn_fused_lstm_cell.default(ig, hg, cx, b_ih, b_hh)
     i, f, g, o = (ig + hg + b_ih + b_hh).chunk(4, 1)
-    np.testing.assert_allclose(host(workspace), host(npusim.cat([i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()], 1)),
-                               rtol=1e-6, atol=1e-7)
+    expected = npusim.cat([i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()], 1)
+    np.testing.assert_allclose(host(workspace), host(expected), rtol=1e-6, atol=1e-7)
     ig, hg, hx, b_ih, b_hh = gru_inputs(device, bias=True)
     hy, workspace = aten._thnn_fused_gru_cell.default(ig, hg, hx, b_ih, b_hh)
     ir, iz, i_n = (ig + b_ih).chunk(3, 1)

@@ -2,8 +2,9 @@
 
 They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout); an LSTM
 or GRU step in float32 / float64 runs its gates and state update as one fused op (``_thnn_fused_lstm_cell`` /
-``_thnn_fused_gru_cell``, one autograd node), which rounds exactly as the composed ops do. Parameter names, shapes, gate order, initialisation,
-argument checks and error messages are torch's, so a torch state dict loads and gives torch's outputs.
+``_thnn_fused_gru_cell``, one autograd node), which rounds exactly as the composed ops do. Parameter names, shapes,
+gate order, initialisation, argument checks and error messages are torch's, so a torch state dict loads and gives
+torch's outputs.
 
 The layers also take a ``PackedSequence``: each step then runs on the sequences still going, and each sequence's
 final state is taken at its own last step.
@@ -39,6 +40,7 @@ _FUSED_DTYPES = (float32, float64)
 _fused_lstm_cell = aten._thnn_fused_lstm_cell.default
 _fused_gru_cell = aten._thnn_fused_gru_cell.default
 _t = aten.t.default
+
 
 def _hidden_gates(hidden, w_hh, b_hh, b_hh_column):
     """h W_hh^T + b_hh. A layer hands in ``b_hh_column`` (b_hh as a column, made once per sequence) and gets the
