@@ -31,6 +31,7 @@ _CPU = CPU
 
 
 _add = aten.add.Tensor
+_add_ = aten.add_.Tensor
 
 
 def _steal_or_clone(g, owned_refs):
@@ -268,7 +269,30 @@ def _put(buffers, node, nr, g):
     elif len(buf) <= nr:
         buf.extend([None] * (nr + 1 - len(buf)))
     old = buf[nr]
-    buf[nr] = g if old is None else _add(old, g)
+    if old is None:
+        buf[nr] = g
+    elif _may_add_into(old, g):
+        _add_(old, g)       # same bits as old + g, without a new array per incoming gradient (an RNN's weights)
+    else:
+        buf[nr] = _add(old, g)
+
+
+def _may_add_into(old, g) -> bool:
+    """Whether ``g`` may be added into the buffered gradient ``old`` in place: nothing but the buffer can see
+    ``old`` or its memory (references: the buffer's slot, _put's local, this argument, getrefcount's; its array's:
+    the tensor's slot, the storage's, the local, getrefcount's), it is no view, and the sum keeps its dtype, shape
+    and device. Not while the backward itself is recorded (create_graph)."""
+    if grad_mode.tls.enabled or _getrefcount(old) > 4 or old._am is not None or old._base is not None:
+        return False
+    a, st = old._a, old._st
+    if st is not None and _getrefcount(st) > 3:
+        return False
+    if _getrefcount(a) > (3 if st is None else 4):
+        return False
+    b = g._a
+    flags = a.flags     # (a flags object refers to its array: count the references first)
+    return flags.owndata and flags.c_contiguous and getattr(flags, "writeable", True) and b.dtype == a.dtype and \
+        b.shape == a.shape and g._device == old._device
 
 
 def _run_tensor_hooks(node, g_in):
