@@ -96,6 +96,20 @@ def host(t) -> np.ndarray:
     return t.numpy()
 
 
+@pytest.fixture
+def world_of_one():
+    """A one-rank default process group on the in-process loopback backend; yields that backend."""
+    from datetime import timedelta
+    import npusim.distributed as dist
+    from distributed_scripts.harness import LoopbackBackend, register_loopback
+    register_loopback()
+    LoopbackBackend.instances.clear()
+    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
+    yield LoopbackBackend.instances[0]
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
 @pytest.fixture(scope="module")
 def torch_on_one_thread():
     """The oracle's CPU kernels run single-threaded: its thread pool costs more than it saves on small sizes."""

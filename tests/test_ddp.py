@@ -17,7 +17,7 @@ import pytest
 import npusim
 import npusim.distributed as dist
 from conftest import host
-from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command, register_loopback
+from distributed_scripts.harness import Job, check_lines, mpiexec_command
 from npusim import nn
 from npusim.nn.parallel import DistributedDataParallel as DDP
 from npusim.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -38,16 +38,6 @@ def jobs():
     yield started
     for job in started.values():
         job.kill()
-
-
-@pytest.fixture
-def world_of_one():
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 # --- many ranks ---------------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ import pytest
 import npusim
 import npusim.distributed as dist
 from conftest import host
-from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command, register_loopback
+from distributed_scripts.harness import Job, check_lines, mpiexec_command
 from npusim import nn
 from npusim.distributed.algorithms.ddp_comm_hooks import DDPCommHookType, default_hooks, register_ddp_comm_hook
 from npusim.futures import Future
@@ -35,16 +34,6 @@ def job():
     started = Job(mpiexec_command(2, "ddp_comm_hook_check.py"), 90)
     yield started
     started.kill()
-
-
-@pytest.fixture
-def world_of_one():
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 # --- two ranks ----------------------------------------------------------------------------------------------

@@ -3,7 +3,6 @@ group and a subgroup) and the built-in DDP communication hooks (BuiltinCommHookT
 from __future__ import annotations
 
 import importlib.util
-from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ import pytest
 import npusim
 import npusim.distributed as dist
 from conftest import host
-from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command, register_loopback
+from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command
 from npusim import nn
 from npusim.nn.parallel import DistributedDataParallel as DDP
 
@@ -27,16 +26,6 @@ def jobs():
     yield started
     for job in started.values():
         job.kill()
-
-
-@pytest.fixture
-def world_of_one():
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 @pytest.mark.parametrize("check", ["bad_arguments", "shrink_default"])

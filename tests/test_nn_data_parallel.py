@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import pytest
 import npusim
 import npusim.distributed as dist
 from conftest import host
-from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command, register_loopback
+from distributed_scripts.harness import Job, check_lines, mpiexec_command
 from npusim import nn
 from npusim.nn import parallel
 
@@ -193,16 +192,6 @@ def test_convert_sync_batchnorm_keeps_parameters_buffers_and_mode():
     assert isinstance(converted[1], nn.SyncBatchNorm) and isinstance(converted[2][0], nn.SyncBatchNorm)
     assert converted[1].weight is weight and not converted[1].training
     assert converted[2][0].weight is None and isinstance(converted[0], nn.Conv2d)
-
-
-@pytest.fixture
-def world_of_one():
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 def test_sync_batch_norm_in_a_group_of_one(world_of_one):
