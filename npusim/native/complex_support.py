@@ -137,27 +137,19 @@ _C32 = D.COMPLEX32_NP   # compared by value: the limited dtypes' one-byte tags a
 _GUARDED_NP = _COMPLEX_NP | LDS.LIMITED_NP
 
 
-def is_complex_array(a) -> bool:
-    dt = a.dtype
-    return dt.kind == "c" or dt == _C32     # complex32 is the structured pair of float16
-
-
 def _complex_in(values):
     """The first complex tensor's dtype among ``values`` (lists of tensors looked into), True for a Python
     complex number, else None."""
     for v in values:
         if isinstance(v, Tensor):
-            dt = v._a.dtype
-            if dt.kind == "c" or dt == _C32:
+            if v._a.dtype in _COMPLEX_NP:      # complex32 included (a set: no structured-dtype ==)
                 return v
         elif v.__class__ is complex:
             return True
         elif v.__class__ is list or v.__class__ is tuple:
             for w in v:
-                if isinstance(w, Tensor):
-                    dt = w._a.dtype
-                    if dt.kind == "c" or dt == _C32:
-                        return w
+                if isinstance(w, Tensor) and w._a.dtype in _COMPLEX_NP:
+                    return w
     return None
 
 
@@ -264,7 +256,7 @@ def _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np):
     return lines
 
 
-_factories: dict = {}   # the schema's signature text -> its wrapper factory
+_factories: dict = {}   # op -> its wrapper factory
 
 
 def _factory(op):
@@ -297,7 +289,7 @@ def guard(op, fn):
     complex dtype, else ``fn`` behind a generated check that raises torch's error for the complex arguments it
     does not take (before the kernel runs; real arguments cost a few attribute reads)."""
     packet = op._opname
-    if packet in COMPLEX_OPS and packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL and \
+    if packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL and \
             op.name_ not in LDS.ALWAYS_CHECKED:
         return fn
     factory = _factories.get(op)
@@ -306,4 +298,4 @@ def guard(op, fn):
     return factory(fn)
 
 
-__all__ = ["COMPLEX_OPS", "COMPLEX32_OPS", "check_arguments", "guard", "is_complex_array", "refusal"]
+__all__ = ["COMPLEX_OPS", "COMPLEX32_OPS", "check_arguments", "guard", "refusal"]

@@ -76,7 +76,7 @@ _BYTE_KERNEL_NAME = {"copy_": "copy_kernel", "clone": "copy_kernel", "contiguous
                      "resize_": "copy_kernel", "index_put_": "copy_kernel", "_to_copy": "copy_", "to": "copy_",
                      "type_as": "copy_"}
 
-LIMITED_NP = _LIMITED_NP = L.LIMITED_NP
+LIMITED_NP = L.LIMITED_NP
 # ops whose operands promote together (TensorIterator's): torch checks the promotion before the kernel's dtype
 _ELEMENTWISE = frozenset("""add sub rsub mul div true_divide floor_divide remainder fmod pow atan2 hypot copysign
 lt le gt ge eq ne maximum minimum fmax fmin logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor
@@ -106,11 +106,11 @@ def _first_limited(values):
     """The first tensor of a limited dtype among ``values`` (lists of tensors looked into), else None."""
     for v in values:
         if isinstance(v, Tensor):
-            if v._a.dtype in _LIMITED_NP:
+            if v._a.dtype in LIMITED_NP:
                 return v
         elif v.__class__ is list or v.__class__ is tuple:
             for w in v:
-                if isinstance(w, Tensor) and w._a.dtype in _LIMITED_NP:
+                if isinstance(w, Tensor) and w._a.dtype in LIMITED_NP:
                     return w
     return None
 
@@ -188,7 +188,7 @@ def check_arguments(op: str, args, kwargs) -> None:
             raise refusal(op, dt, found._device.type)
         _check_device(dt, found, kwargs)
     for dt in asked:
-        if dt.np in _LIMITED_NP:
+        if dt.np in LIMITED_NP:
             if op not in ALLOWED[dt]:
                 raise refusal(op, dt)     # a limited result asked of an op without it (arange(dtype=uint16))
             if found is None:     # the device asked for, or the tensor's (a view of an npu tensor as the dtype)
@@ -197,7 +197,7 @@ def check_arguments(op: str, args, kwargs) -> None:
 
 
 def is_limited_array(a) -> bool:
-    return a.dtype in _LIMITED_NP
+    return a.dtype in LIMITED_NP
 
 
 __all__ = ["ALLOWED", "ALLOWED_FOR_ALL", "ALWAYS_CHECKED", "check_arguments", "cupy_refusal", "is_limited_array",

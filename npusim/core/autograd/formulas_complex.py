@@ -50,8 +50,8 @@ def holomorphic(formula):
             return formula(ctx, g)
         r = formula(ctx, aten.conj_physical.default(g))
         if isinstance(r, tuple):
-            return tuple(None if x is None else _conj(x) for x in r)
-        return _conj(r)
+            return tuple(None if x is None else conj_if_complex(x) for x in r)
+        return conj_if_complex(r)
     complex_aware.__name__ = complex_aware.__qualname__ = formula.__name__
     complex_aware.__doc__ = formula.__doc__
     complex_aware.__wrapped__ = formula
@@ -59,10 +59,6 @@ def holomorphic(formula):
 
 
 def conj_if_complex(t):
-    return aten.conj_physical.default(t) if t.is_complex() else t
-
-
-def _conj(t):
     return aten.conj_physical.default(t) if t.is_complex() else t
 
 
@@ -83,6 +79,6 @@ complex_ready(
     # real results of complex inputs whose formulas are torch's complex ones: (x - mean) and sgn(x) carry the phase
     "var", "std", "var_mean", "std_mean", "norm", "linalg_vector_norm",
     "prod", "cumprod", "cumprod_", "logsumexp", "addcmul", "addcmul_",
-    "flip", "roll", "repeat", "tril", "triu", "take", "trace", "diag", "kron", "index_select", "masked_select",
+    "flip", "roll", "repeat", "tril", "triu", "take", "trace", "diag", "kron", "masked_select",
     "index_put", "index_put_", "_index_put_impl_",
 )

@@ -272,10 +272,8 @@ class iinfo:
 
     def __init__(self, type: dtype):  # noqa: A002
         type, = _check_dtype_arg("iinfo", (("type", type),))
-        if type.is_floating_point or type.is_complex:
-            raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
-                            "'npusim.iinfo'")
-        if type.np.names is not None:   # the sub-byte integers (limited_dtypes): torch has no iinfo of them
+        # the sub-byte integers (limited_dtypes, stored structured) have no iinfo in torch either
+        if type.is_floating_point or type.is_complex or type.np.names is not None:
             raise TypeError("npusim.iinfo() requires an integer input type. Use npusim.finfo to handle "
                             "'npusim.iinfo'")
         if type is bool:
