@@ -69,11 +69,8 @@ def _make_differentiable(x, outer_grad: bool):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
     if outer_grad and x.requires_grad:
         return x.view_as(x)   # stays connected to the graph outside, so results can be differentiated there
-    stand_in = x.detach().requires_grad_(True)
-    tangent = _fw.tangent_of(x)
-    if tangent is not None:   # inside a forward transform (jacfwd(jacrev(f))): the stand-in keeps x's tangent
-        _fw.put_tangent(stand_in, tangent)
-    return stand_in
+    # inside a forward transform (jacfwd(jacrev(f))) the stand-in keeps x's tangent
+    return _detach(x).requires_grad_(True)
 
 
 def _reaches_outside(tensors, own) -> bool:

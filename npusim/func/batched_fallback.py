@@ -26,7 +26,7 @@ from ..core.dispatch import dispatcher as _dispatcher
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import ITEM_MESSAGE, BatchedTensor, NeedsPerSampleLoop, STACK, current, wrap
-from .batching_registry import UsePerSampleLoop, rule_for
+from .batching_registry import UsePerSampleLoop, batched, rule_for
 from . import (batching_rules_elementwise, batching_rules_linalg, batching_rules_nn,  # noqa: F401 - fill RULES
                batching_rules_pooling, batching_rules_reductions, batching_rules_rnn, batching_rules_views)
 
@@ -171,15 +171,11 @@ _RESHAPING_INPLACE = frozenset("resize_ resize_as_ as_strided_ set_ squeeze_ uns
 DYNAMIC_SHAPE = frozenset("nonzero _unique2 unique_dim unique_consecutive argwhere nonzero_static_dynamic".split())
 
 
-def _is_batched_at(v, level) -> bool:
-    return v.__class__ is BatchedTensor and v._level == level
-
-
 def per_sample(op, lv, args, kwargs):
     """``op`` run once per sample of level ``lv`` and the results stacked (torch's batched fallback)."""
     if op._schema.name in DYNAMIC_SHAPE:
         raise dynamic_shape_error(op)
-    if op._schema.name == "masked_select" and _is_batched_at(args[1] if len(args) > 1 else kwargs.get("mask"),
+    if op._schema.name == "masked_select" and batched(args[1] if len(args) > 1 else kwargs.get("mask"),
                                                               lv.level):
         raise RuntimeError("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
                            "this because for each batch this would return a differently shaped Tensor. Please file "
