@@ -19,6 +19,7 @@ __all__ = ["lobpcg"]
 # --- torch._linalg_utils' helpers -----------------------------------------------------------------------------------
 
 def _floating_dtype(A):  # noqa: N803 - torch's names
+    """torch._linalg_utils.get_floating_dtype: float16/32/64 stay, every other dtype computes in float32."""
     return A.dtype if A.dtype in (npusim.float16, npusim.float32, npusim.float64) else npusim.float32
 
 

@@ -15,12 +15,9 @@ from __future__ import annotations
 
 import npusim
 
+from ._lobpcg import _floating_dtype  # torch._linalg_utils.get_floating_dtype
+
 __all__ = ["svd_lowrank", "pca_lowrank"]
-
-
-def _floating_dtype(A):  # noqa: N803 - torch's names
-    """torch._linalg_utils.get_floating_dtype: float16/32/64 stay, every other dtype computes in float32."""
-    return A.dtype if A.dtype in (npusim.float16, npusim.float32, npusim.float64) else npusim.float32
 
 
 def get_approximate_basis(A, q, niter=2, M=None):  # noqa: N803

@@ -12,7 +12,6 @@ import numpy as np
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
-from ..core.tensor import _wrap_dim
 from . import common as C
 from ..kernels.fft import BY_N, BY_ROOT_N, NONE
 
@@ -40,13 +39,6 @@ def promote(t, require_complex=False):
     if require_complex:
         new = new.to_complex()
     return t if new is dt else aten._to_copy.default(t, dtype=new)
-
-
-def _wrap(dim, ndim):
-    """maybe_wrap_dim with wrap_scalar=False: a 0-d tensor has no dim to transform."""
-    if ndim == 0:
-        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    return _wrap_dim(dim, ndim)
 
 
 def resize_input(x, dims, sizes):
@@ -86,7 +78,7 @@ def _check_n(n):
 def _c2c(name, x, n, dim, norm, forward):
     if not x.dtype.is_complex:
         raise RuntimeError(f"{name} expects a complex input tensor, but got {C.tname(x.dtype)}")
-    d = _wrap(dim, x.dim())
+    d = C.sized_dim(dim, x.dim())
     n = x.shape[d] if n is None else n
     _check_n(n)
     x = resize_input(x, [d], [n])
@@ -97,7 +89,7 @@ def _r2c(name, x, n, dim, norm, forward, onesided):
     if x.dtype.is_complex:
         raise RuntimeError(f"{name} expects a real input tensor, but got {C.tname(x.dtype)}")
     x = promote(x)
-    d = _wrap(dim, x.dim())
+    d = C.sized_dim(dim, x.dim())
     n = x.shape[d] if n is None else n
     _check_n(n)
     x = resize_input(x, [d], [n])
@@ -107,7 +99,7 @@ def _r2c(name, x, n, dim, norm, forward, onesided):
 
 def _c2r(name, x, n, dim, norm, forward):
     x = promote(x, require_complex=True)
-    d = _wrap(dim, x.dim())
+    d = C.sized_dim(dim, x.dim())
     n = 2 * (x.shape[d] - 1) if n is None else n
     _check_n(n)
     x = resize_input(x, [d], [n // 2 + 1])
@@ -151,7 +143,7 @@ def shape_and_dims(x, s, dim):
     ndim = x.dim()
     dims = None
     if dim is not None:
-        dims = [_wrap(d, ndim) for d in C.int_list(dim)]
+        dims = [C.sized_dim(d, ndim) for d in C.int_list(dim)]
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
     if s is not None:
@@ -282,7 +274,7 @@ def fft_rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, pin_memory=N
 
 def _shift(self, dim, half):
     ndim = self.dim()
-    dims = list(range(ndim)) if dim is None else [_wrap(d, ndim) for d in C.int_list(dim)]
+    dims = list(range(ndim)) if dim is None else [C.sized_dim(d, ndim) for d in C.int_list(dim)]
     shifts = [half(self.shape[d]) for d in dims]
     return on_real_view(self, lambda x, _: aten.roll.default(x, shifts, dims))
 

@@ -63,10 +63,6 @@ def _set_diag(p, d):
     return tuple(_add(_mul(m, off), _mul(aten.unsqueeze.default(v, -1), eye)) for m, v in zip(p, d))
 
 
-def _zeros_like(p):
-    return tuple(aten.zeros_like.default(m) for m in p)
-
-
 @derivative("linalg_eig", inputs=("self",), save=("self_meta",), save_result=True, name="LinalgEigBackward0")
 def linalg_eig_backward(ctx, g_l=None, g_v=None):
     lam, v = ctx.result
