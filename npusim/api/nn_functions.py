@@ -13,7 +13,6 @@ import warnings
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from ..core.autograd.grad_mode import no_grad
-from ..core.tensor import Tensor
 from ..nn import functional as F
 from ..nn.functional.convolution_tbc import conv_tbc
 from ..nn.functional.vision import affine_grid_generator as _affine_grid_generator
@@ -28,10 +27,6 @@ __all__ = [
 _INTERPOLATION = {0: "bilinear", 1: "nearest", 2: "bicubic"}
 _PADDING = {0: "zeros", 1: "border", 2: "reflection"}
 _EMBEDDING_BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
-
-
-def _type_name(v):
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
 
 
 # --- dropout ---------------------------------------------------------------------------------------------------

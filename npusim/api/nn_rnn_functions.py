@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..core.tensor import Tensor
 from ..nn import functional as F
 from ..nn.modules import rnn as _rnn
+from ..nn.functional.convolution import _type_name  # the parser's name of an argument's type
 
 __all__ = ["lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"]
 
@@ -42,10 +43,6 @@ class _Recurrence:
         if len(params) % stride:
             raise RuntimeError(f"MatrixRef: ArrayRef size {len(params)} not divisible by stride {stride}")
         self.all_weights = [params[i:i + stride] for i in range(0, len(params), stride)]
-
-
-def _type_name(v):
-    return type(v).__name__ if not isinstance(v, Tensor) else "Tensor"
 
 
 def _bind(names, args, kwargs):

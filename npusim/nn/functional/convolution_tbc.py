@@ -8,12 +8,9 @@ from __future__ import annotations
 
 from ...core.tensor import Tensor
 from .convolution import conv1d
+from .convolution import _type_name  # the parser's name of an argument's type
 
 __all__ = ["conv_tbc"]
-
-
-def _type_name(v):
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
 
 
 def conv_tbc(input, weight, bias, pad=0):
