@@ -121,8 +121,9 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
 def softplus_backward(grad_output, self, beta, threshold):
     """``g`` where ``beta * x > threshold`` (softplus is x there), ``g * sigmoid(beta * x)`` elsewhere."""
     g, x = _wide(array_view(grad_output)), _wide(array_view(self))
-    z = _xp.exp(x * float(beta))
-    return _result(_xp.where(x * float(beta) > float(threshold), g, g * z / (z + 1)), grad_output.dtype)
+    bx = x * float(beta)
+    z = _xp.exp(bx)
+    return _result(_xp.where(bx > float(threshold), g, g * z / (z + 1)), grad_output.dtype)
 
 
 _MEAN = 1    # torch's Reduction::Mean

@@ -77,7 +77,8 @@ def _to_copy(self, dtype=None, layout=None, device=None, pin_memory=None, non_bl
         refuse(f"layout {layout} on the npu", "the npu holds strided tensors only")
     dtype = self.dtype if dtype is None else dtype
     device = self.device if device is None else device
-    if memory_format in (None, torch.preserve_format) and _dense(self):
+    # a contiguous tensor is dense: skip torch's Python stride sort (~12 µs) for the common case
+    if memory_format in (None, torch.preserve_format) and (self.is_contiguous() or _dense(self)):
         out = torch.empty_strided(self.shape, self.stride(), dtype=dtype, device=device)   # strides kept
     else:
         out = torch.empty_like(self, dtype=dtype, device=device,
