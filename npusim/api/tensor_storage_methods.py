@@ -79,7 +79,7 @@ def pin_memory(self, device=None):
     import npusim
     if self.requires_grad and npusim.is_grad_enabled():     # differentiable, as torch's _pin_memory
         return _PinMemory.apply(self, pinned)
-    return npusim.empty(0, dtype=self.dtype).set_(pinned, self.storage_offset(), self.shape, self.stride())
+    return _pinned_like(self, pinned)
 
 
 def _pinned_like(t, pinned):

@@ -457,9 +457,8 @@ def _untyped_to(storage, dtype):
 
 # TypedStorage.double() & co., and the same casts of an UntypedStorage's bytes (torch's _StorageBase methods)
 _CASTS = {"double": "float64", "float": "float32", "half": "float16", "long": "int64", "int": "int32",
-          "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool", "bfloat16": "bfloat16"}
-_CASTS.update({m: n for m, n in (("complex_double", "complex128"), ("complex_float", "complex64"))
-               if hasattr(D, n)})
+          "short": "int16", "char": "int8", "byte": "uint8", "bool": "bool", "bfloat16": "bfloat16",
+          "complex_double": "complex128", "complex_float": "complex64"}
 for _method, _dtype_name in _CASTS.items():
     _fn = _conversion(_dtype_name)
     _fn.__name__ = _fn.__qualname__ = _method

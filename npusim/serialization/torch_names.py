@@ -9,38 +9,21 @@ names back to npusim objects.
 from __future__ import annotations
 
 from ..core.c10 import dtype as _dt
-from ..core.c10 import limited_dtypes as _limited
+from ..api.typed_storage import STORAGE_NAMES
 
-# npusim dtype <-> torch's legacy typed-storage class name (torch.storage._dtype_to_storage_type_map)
-STORAGE_NAME_OF_DTYPE = {
-    _dt.float64: "DoubleStorage", _dt.float32: "FloatStorage", _dt.float16: "HalfStorage",
-    _dt.bfloat16: "BFloat16Storage", _dt.int64: "LongStorage", _dt.int32: "IntStorage",
-    _dt.int16: "ShortStorage", _dt.int8: "CharStorage", _dt.uint8: "ByteStorage", _dt.bool: "BoolStorage",
-}
-# complex32 has no legacy storage class in torch: its tensors are saved with _rebuild_tensor_v3
-STORAGE_NAME_OF_DTYPE.update({_dt.complex64: "ComplexFloatStorage", _dt.complex128: "ComplexDoubleStorage"})
+# npusim dtype <-> torch's legacy typed-storage class name (torch.storage._dtype_to_storage_type_map); complex32 has
+# no legacy storage class in torch: its tensors are saved with _rebuild_tensor_v3
+STORAGE_NAME_OF_DTYPE = STORAGE_NAMES
 DTYPE_OF_STORAGE_NAME = {name: dt for dt, name in STORAGE_NAME_OF_DTYPE.items()}
 
 # torch storage types and dtypes npusim cannot represent: named in the error instead of "not allowed"
 UNSUPPORTED_STORAGE_NAMES = {
-    "ComplexDoubleStorage": "complex128", "ComplexFloatStorage": "complex64", "QInt8Storage": "qint8",
-    "QInt32Storage": "qint32", "QUInt8Storage": "quint8", "QUInt4x2Storage": "quint4x2",
+    "QInt8Storage": "qint8", "QInt32Storage": "qint32", "QUInt8Storage": "quint8", "QUInt4x2Storage": "quint4x2",
     "QUInt2x4Storage": "quint2x4",
 }
 UNSUPPORTED_DTYPE_NAMES = frozenset({
-    "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf", "uint16", "uint32", "uint64",
     "qint8", "qint32", "quint8", "quint4x2", "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2",
-    "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2",
-    "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "int1", "int2", "int3", "int4", "int5",
-    "int6", "int7",
 })
-
-# the complex dtypes are npusim's too
-UNSUPPORTED_STORAGE_NAMES = {k: v for k, v in UNSUPPORTED_STORAGE_NAMES.items() if not k.startswith("Complex")}
-# so are the dtypes torch supports in part (core/c10/limited_dtypes.py): archives name them as torch does
-UNSUPPORTED_DTYPE_NAMES = UNSUPPORTED_DTYPE_NAMES - {d.name for d in _limited.LIMITED_DTYPES}
-UNSUPPORTED_DTYPE_NAMES = UNSUPPORTED_DTYPE_NAMES - {"complex32", "complex64", "complex128", "cfloat", "cdouble",
-                                                     "chalf"}
 
 
 def _torch_global(module: str, name: str):
