@@ -10,6 +10,9 @@ GPU), with the same weights and data (torch's initial state is copied into npusi
     gru_lm       character-level GRU language model: embedding 64, GRU 256, head; context 64, batch 16, Adam
     lstm_lm      the same with an LSTM
     transformer  4-layer pre-norm transformer LM, width 128, 4 heads, causal, context 64, batch 16, AdamW
+    gpt          a minimal GPT as public implementations write it (nanoGPT-style: attention written out with a
+                 qkv Linear, masked_fill with a tril buffer and softmax; tanh GELU; weight tying), width 128,
+                 4 layers, 4 heads, context 64, batch 16, AdamW
     mlp          784-1024-1024-10 with ReLU, batch 256, Adam
     mlp_fp16     the same MLP step under fp16 autocast with a GradScaler
     regression   a tiny regression step: Linear(8, 1), MSE, SGD, batch 32
@@ -26,6 +29,7 @@ runs every workload once at one thread, with small sizes, in a few seconds (a sm
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -115,6 +119,73 @@ def transformer(lib, small):
                 opt="AdamW", lr=3e-4)
 
 
+class GPT:
+    """A nanoGPT-style minimal GPT (as tests/torch_programs/gpt.py), built from ``lib`` of torch or npusim."""
+
+    def __new__(cls, lib, vocab, width, heads, layers, context):
+        nn, F = lib.nn, lib.nn.functional
+
+        class CausalSelfAttention(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.qkv = nn.Linear(width, 3 * width)
+                self.proj = nn.Linear(width, width)
+                self.register_buffer("mask", lib.tril(lib.ones(context, context)).view(1, 1, context, context))
+
+            def forward(self, x):
+                b, t, c = x.size()
+                q, k, v = self.qkv(x).split(c, dim=2)
+                q, k, v = (z.view(b, t, heads, c // heads).transpose(1, 2) for z in (q, k, v))
+                att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+                att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+                y = F.softmax(att, dim=-1) @ v
+                return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+                self.attn = CausalSelfAttention()
+                self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(approximate="tanh"),
+                                         nn.Linear(4 * width, width))
+
+            def forward(self, x):
+                x = x + self.attn(self.ln1(x))
+                return x + self.mlp(self.ln2(x))
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte, self.wpe = nn.Embedding(vocab, width), nn.Embedding(context, width)
+                self.blocks = nn.ModuleList(Block() for _ in range(layers))
+                self.ln_f = nn.LayerNorm(width)
+                self.lm_head = nn.Linear(width, vocab, bias=False)
+                self.wte.weight = self.lm_head.weight          # weight tying
+                for module in self.modules():
+                    if isinstance(module, (nn.Linear, nn.Embedding)):
+                        nn.init.normal_(module.weight, mean=0.0, std=0.02)
+                    if isinstance(module, nn.Linear) and module.bias is not None:
+                        nn.init.zeros_(module.bias)
+
+            def forward(self, idx):
+                pos = lib.arange(0, idx.size(1), dtype=lib.long, device=idx.device)
+                x = self.wte(idx) + self.wpe(pos)
+                for block in self.blocks:
+                    x = block(x)
+                logits = self.lm_head(self.ln_f(x))
+                return logits.view(-1, logits.size(-1))
+        return Model()
+
+
+def gpt(lib, small):
+    vocab, width, layers, context, batch = 65, (32 if small else 128), (1 if small else 4), (8 if small else 64), \
+        (2 if small else 16)
+    rng = np.random.default_rng(6)
+    tokens = rng.integers(0, vocab, (batch, context + 1))
+    return dict(model=GPT(lib, vocab, width, 4, layers, context), data=(tokens[:, :-1], tokens[:, 1:].reshape(-1)),
+                loss="cross_entropy", opt="AdamW", lr=3e-4)
+
+
 def mlp(lib, small, amp=False):
     nn = lib.nn
     sizes = (784, 64, 64, 10) if small else (784, 1024, 1024, 10)
@@ -139,6 +210,7 @@ WORKLOADS = {
     "gru_lm": recurrent_lm("gru"),
     "lstm_lm": recurrent_lm("lstm"),
     "transformer": transformer,
+    "gpt": gpt,
     "mlp": mlp,
     "mlp_fp16": lambda lib, small: mlp(lib, small, amp=True),
     "regression": regression,
