@@ -1,11 +1,14 @@
 """The npu's DeviceHooks: how core learns its device count, current device and memory."""
 from __future__ import annotations
 
+import time
+import weakref
+
 import numpy as np
 
 from .. import device as _device
 from ..privateuse1 import DeviceHooks, from_array
-from . import mem_pool
+from . import host_memory, mem_pool
 from .runtime import runtime
 from .storage import cuda_storage_maker, storage_maker
 
@@ -59,13 +62,20 @@ class NpuHooks(DeviceHooks):
             alloc.check(nbytes)
 
     def pinned_host_bytes(self, nbytes):
-        """``nbytes`` of page-locked host memory (a NumPy array) in cuda mode; None in emulation, where pinning is
-        a recorded property of ordinary memory."""
-        if runtime.mode != "cuda":
-            return None
-        import cupyx
-        empty_pinned = getattr(cupyx, "empty_pinned", None)
-        return None if empty_pinned is None else empty_pinned((nbytes,), dtype=np.uint8)
+        """``nbytes`` of page-locked host memory (a NumPy array): CuPy's pinned memory in cuda mode, ordinary memory
+        in emulation (where pinning is a recorded property). Either way the block counts in
+        ``host_memory_stats`` until it is freed."""
+        started = time.perf_counter_ns()
+        block = None
+        if runtime.mode == "cuda":
+            import cupyx
+            empty_pinned = getattr(cupyx, "empty_pinned", None)
+            block = None if empty_pinned is None else empty_pinned((nbytes,), dtype=np.uint8)
+        if block is None:
+            block = np.empty(nbytes, np.uint8)
+        host_memory.record_alloc(nbytes, started)
+        weakref.finalize(block, host_memory.record_free, nbytes)
+        return block
 
     def record_stream(self, storage, stream) -> None:
         """``Tensor.record_stream``: the storage's memory is in use by ``stream`` too. In emulation every op has
