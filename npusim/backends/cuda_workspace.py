@@ -2,8 +2,9 @@
 
 The sizes are stored and read back with torch's defaults (``CUBLAS_WORKSPACE_CONFIG`` and
 ``CUBLASLT_WORKSPACE_SIZE`` read as torch reads them): on a GPU npusim's matmuls are CuPy's, whose cuBLAS handles
-keep their own workspace. npusim has no FFT of its own yet, so every device's plan cache holds 0 plans; its
-``max_size`` (torch's default 4096) is kept per device.
+keep their own workspace. npusim's FFTs run through numpy.fft, or cupy.fft on a GPU, which keeps its own plan
+cache; npusim makes no plans itself, so every device's plan cache here holds 0 plans; its ``max_size`` (torch's
+default 4096) is kept per device.
 """
 from __future__ import annotations
 
