@@ -94,6 +94,7 @@ from .serialization import load, save  # noqa: F401
 from . import _utils  # noqa: F401
 from . import accelerator  # noqa: F401
 from . import cuda  # noqa: F401  (torch.cuda as in a build without CUDA, pointing to the npu)
+from . import cpu  # noqa: F401  (torch.cpu: the cpu's device module for device-agnostic code)
 from . import backends, onnx  # noqa: F401  (torch.backends' switches; torch.onnx, whose export is out of scope)
 from .compile_eager import compile  # noqa: F401,A001  (runs the program eagerly: compilation is out of scope)
 from . import profiler  # noqa: F401
