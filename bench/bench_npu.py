@@ -1,6 +1,6 @@
 """Speed of the npu device, in one run: tiny-op overhead, the CPU fallback's cost, large-op throughput.
 
-    python bench/bench_npu.py [--rounds N]
+    python bench/bench_npu.py [--rounds N] [--threads 1,2]
 
 1. Tiny ops (2x2 float32: add, mul, matmul, sum, x[0]) on the npu, against torch CPU eager and
    against the same op on the npusim cpu device. Budget: npu/torch <= 3x; aim 1.5x.
@@ -8,7 +8,11 @@
    fallback's extra cost per call (two copies, the boxing, the bookkeeping).
 3. Large ops on the npu: a 16M-float add and a 2048x2048 float32 matmul, against the same NumPy
    work. Budget: >= 0.9x NumPy.
+4. ``out=`` on 16M float32 (add, mul, exp) on the cpu and the npu against torch's ``out=``: the result is
+   computed into ``out``'s own array, so the budget is npusim/torch <= 1.0x.
 
+Every table is printed once per thread count of ``--threads`` (default 1 and 2); the count is set on both
+sides (``npusim.set_num_threads``: the intra-op pool and BLAS; ``torch.set_num_threads``).
 Timings interleave the contenders round by round and keep each one's best round, so a busy
 machine slows all of them alike instead of skewing one ratio. The mode (emulation or cuda) is
 printed; in cuda mode the large ops include a synchronisation.
@@ -111,17 +115,55 @@ def large_ops(rounds: int) -> None:
         print(f"{name:<17}{rate['npu']:>9.1f}{rate['numpy']:>9.1f}{unit:>9}{rate['npu'] / rate['numpy']:>11.2f}")
 
 
+def out_ops(rounds: int) -> None:
+    """``op(x, y, out=z)`` on 16M float32 against torch's: the result lands in ``z``, no temporary and copy."""
+    rng = np.random.default_rng(0)
+    n = 16 * 1024 * 1024
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    xc, yc, zc = npusim.from_numpy(a.copy()), npusim.from_numpy(b.copy()), npusim.empty(n)
+    xn, yn, zn = xc.npu(), yc.npu(), zc.npu()
+    sync = npusim.npu.synchronize
+    ops = {"add(x, y, out=z)": lambda m, x, y, z: m.add(x, y, out=z),
+           "mul(x, y, out=z)": lambda m, x, y, z: m.mul(x, y, out=z),
+           "exp(x, out=z)": lambda m, x, y, z: m.exp(x, out=z)}
+    if torch is not None:
+        tx, ty, tz = torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), torch.empty(n)
+    print()
+    print("out= on 16M float32, best milliseconds per call (npusim/torch budget <= 1.0x)")
+    print(f"{'op':<19}{'cpu':>9}{'npu':>9}{'torch':>9}{'cpu/torch':>11}{'npu/torch':>11}")
+    for name, op in ops.items():
+        fns = {"cpu": lambda op=op: op(npusim, xc, yc, zc), "npu": lambda op=op: (op(npusim, xn, yn, zn), sync())}
+        if torch is not None:
+            fns["torch"] = lambda op=op: op(torch, tx, ty, tz)
+        t = {k: v / 1e3 for k, v in best_per_call_us(fns, max(3, rounds // 4), budget_s=1.0).items()}
+        tt = t.get("torch")
+        print(f"{name:<19}{t['cpu']:>9.2f}{t['npu']:>9.2f}{tt if tt is not None else float('nan'):>9.2f}"
+              f"{ratio(t['cpu'], tt):>11}{ratio(t['npu'], tt):>11}")
+
+
+def set_threads(n: int) -> None:
+    npusim.set_num_threads(n)   # the intra-op pool and BLAS (threadpoolctl)
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20, help="interleaved rounds per measurement (best is kept)")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts, each run in turn")
     args = parser.parse_args(argv)
-    threads = f", torch {torch.__version__} with {torch.get_num_threads()} threads" if torch is not None else ""
-    print(f"npusim {npusim.__version__} (npu mode: {npusim.npu.runtime_mode()}), NumPy {np.__version__}{threads}; "
-          f"os.cpu_count()={os.cpu_count()}")
-    print()
-    tiny_ops(args.rounds)
-    fallback_cost(args.rounds)
-    large_ops(args.rounds)
+    torch_version = f", torch {torch.__version__}" if torch is not None else ""
+    print(f"npusim {npusim.__version__} (npu mode: {npusim.npu.runtime_mode()}), NumPy {np.__version__}"
+          f"{torch_version}; os.cpu_count()={os.cpu_count()}")
+    for n in (int(t) for t in args.threads.split(",")):
+        set_threads(n)
+        print()
+        print(f"=== {n} thread{'s' if n > 1 else ''} (npusim and torch) ===")
+        print()
+        tiny_ops(args.rounds)
+        fallback_cost(args.rounds)
+        large_ops(args.rounds)
+        out_ops(args.rounds)
     return 0
 
 
