@@ -11,6 +11,7 @@ import sys as _sys
 __version__ = "0.1.0"
 
 from .core.dispatch import aten_ops as _aten_ops  # noqa: F401  (defines the aten operators)
+from .native import dtype_guard as _dtype_guard  # noqa: F401  (before any dispatch function is generated)
 from .api import tensor_methods as _tensor_methods  # noqa: F401  (binds Tensor methods)
 from .core.c10.device import device
 from .core.c10.device_context import get_default_device, set_default_device

@@ -134,7 +134,7 @@ _MESSAGES.update({op: (NotImplementedError, f"\"{op}_vml_cpu\" not implemented f
 _COMPLEX_NP = frozenset(d.np for d in D.COMPLEX_DTYPES)
 _C32 = D.COMPLEX32_NP   # compared by value: the limited dtypes' one-byte tags are structured dtypes too
 # the dtypes the generated check looks for: complex, and the dtypes with limited support (limited_dtype_support)
-_GUARDED_NP = _COMPLEX_NP | LDS.LIMITED_NP
+GUARDED_NP = _COMPLEX_NP | LDS.LIMITED_NP
 
 
 def _complex_in(values):
@@ -230,30 +230,53 @@ def check_arguments(op: str, args, kwargs, fn=None):
     return None
 
 
-def _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np):
-    """Generated lines that call ``check`` when an argument could be complex: a complex tensor, anything but a
-    number or a tensor in a tensor slot, a complex number in a Scalar slot, a complex dtype in a ScalarType
-    slot."""
-    r = sig.fresh("_r")
-    # the check raises, or gives (result,) when it ran the op itself (complex32 computed in complex64)
-    slow = f"{r} = {check}({sig.args_tuple}, {sig.kwargs_dict})"
-    ret = f"if {r} is not None: return {r}[0]"
-    lines = []
+def argument_conditions(sig, schema, tensor_cls, dtype_cls, guarded_np):
+    """One Python expression per argument that could need the check: true for a tensor of a guarded dtype (complex
+    or limited), anything but a number or a tensor in a tensor slot, a non-empty list in a tensor-list or
+    Scalar-list slot, a complex number in a Scalar slot, a guarded dtype in a ScalarType slot. ``tensor_cls``,
+    ``dtype_cls`` and ``guarded_np`` name ``Tensor``, ``dtype`` and ``GUARDED_NP`` where the expressions run."""
+    conditions = []
     for p, a in zip(sig.params, schema.arguments):
         t, n = a.type, p.name
         if t.base == "Tensor" and not t.is_list:
-            lines += [f"if {n}.__class__ is {tensor_cls} or isinstance({n}, {tensor_cls}):",
-                      f"    if {n}._a.dtype in {complex_np}:",
-                      f"        {slow}", f"        {ret}",
-                      f"elif {n} is not None and {n}.__class__ is not float and {n}.__class__ is not int:",
-                      f"    {slow}", f"    {ret}"]
+            conditions.append(f"({n}._a.dtype in {guarded_np} if {n}.__class__ is {tensor_cls} or "
+                              f"isinstance({n}, {tensor_cls}) else {n} is not None and {n}.__class__ is not float "
+                              f"and {n}.__class__ is not int)")
         elif t.base == "Tensor" or t.base == "Scalar" and t.is_list:
-            lines += [f"if {n}:", f"    {slow}", f"    {ret}"]
+            conditions.append(f"{n}")
         elif t.base == "Scalar":
-            lines += [f"if {n}.__class__ is complex:", f"    {slow}", f"    {ret}"]
+            conditions.append(f"{n}.__class__ is complex")
         elif t.base == "ScalarType":
-            lines += [f"if {n}.__class__ is {dtype_cls} and {n}.np in {complex_np}:", f"    {slow}", f"    {ret}"]
-    return lines
+            conditions.append(f"{n}.__class__ is {dtype_cls} and {n}.np in {guarded_np}")
+    return conditions
+
+
+def is_guarded(op) -> bool:
+    """Whether ``guard`` puts ``op``'s kernels behind the check."""
+    return not (op._opname in COMPLEX32_OPS and op._opname in LDS.ALLOWED_FOR_ALL and
+                op.name_ not in LDS.ALWAYS_CHECKED)
+
+
+def dispatch_conditions(op, sig):
+    """For the dispatcher's generated function (``set_kernel_wrapper``): ``(conditions, env)``, the expressions
+    that are all false exactly when ``guard``'s check would let the call through untouched (the kernel can then
+    be called without it), with the names they read; None for an op whose kernels ``guard`` leaves unwrapped."""
+    if not is_guarded(op):
+        return None
+    tensor_cls, dtype_cls, guarded_np = map(sig.fresh, ("_Tensor", "_dtype", "_guarded_np"))
+    return (argument_conditions(sig, op._schema, tensor_cls, dtype_cls, guarded_np),
+            {tensor_cls: Tensor, dtype_cls: D.dtype, guarded_np: GUARDED_NP})
+
+
+def _check_lines(sig, schema, check, tensor_cls, dtype_cls, guarded_np):
+    """Generated lines that call ``check`` when an argument could need it (``argument_conditions``)."""
+    conditions = argument_conditions(sig, schema, tensor_cls, dtype_cls, guarded_np)
+    if not conditions:
+        return []
+    r = sig.fresh("_r")
+    # the check raises, or gives (result,) when it ran the op itself (complex32 computed in complex64)
+    return codegen.if_any(conditions) + [f"    {r} = {check}({sig.args_tuple}, {sig.kwargs_dict})",
+                                         f"    if {r} is not None:", f"        return {r}[0]"]
 
 
 _factories: dict = {}   # op -> its wrapper factory
@@ -262,11 +285,11 @@ _factories: dict = {}   # op -> its wrapper factory
 def _factory(op):
     schema = op._schema
     sig = codegen.Signature.of_schema(schema, schema_keys=True)
-    fn_, check, tensor_cls, dtype_cls, complex_np = map(sig.fresh, ("_fn", "_check", "_Tensor", "_dtype",
-                                                                     "_complex_np"))
-    lines = _check_lines(sig, schema, check, tensor_cls, dtype_cls, complex_np)
+    fn_, check, tensor_cls, dtype_cls, guarded_np = map(sig.fresh, ("_fn", "_check", "_Tensor", "_dtype",
+                                                                     "_guarded_np"))
+    lines = _check_lines(sig, schema, check, tensor_cls, dtype_cls, guarded_np)
     # the operator's own parameters, taken and passed on as the dispatcher passes them (as the device guard does)
-    src = (f"def _make({fn_}, {check}, {tensor_cls}, {dtype_cls}, {complex_np}, {', '.join(sig.defaults)}):\n"
+    src = (f"def _make({fn_}, {check}, {tensor_cls}, {dtype_cls}, {guarded_np}, {', '.join(sig.defaults)}):\n"
            f"    def complex_checked({sig.parameters}):\n" + codegen.indent(lines + [f"return {fn_}({sig.call})"], 2)
            + "    return complex_checked\n")
     make = codegen.compile_function(src, codegen.COMPLEX_CHECK)
@@ -276,7 +299,7 @@ def _factory(op):
     def factory(fn):
         packet = schema.name.split("::")[-1]
         checked = make(fn, lambda args, kwargs: check_arguments(packet, args, kwargs, fn), Tensor, D.dtype,
-                       _GUARDED_NP, **sig.defaults)
+                       GUARDED_NP, **sig.defaults)
         checked.__code__ = named[checked.__code__]
         checked.__name__ = checked.__qualname__ = name
         checked.__wrapped__ = fn
@@ -288,9 +311,7 @@ def guard(op, fn):
     """The callable the dispatcher runs for aten ``op``'s kernel ``fn``: ``fn`` itself when the op supports every
     complex dtype, else ``fn`` behind a generated check that raises torch's error for the complex arguments it
     does not take (before the kernel runs; real arguments cost a few attribute reads)."""
-    packet = op._opname
-    if packet in COMPLEX32_OPS and packet in LDS.ALLOWED_FOR_ALL and \
-            op.name_ not in LDS.ALWAYS_CHECKED:
+    if not is_guarded(op):
         return fn
     factory = _factories.get(op)
     if factory is None:
@@ -298,4 +319,5 @@ def guard(op, fn):
     return factory(fn)
 
 
-__all__ = ["COMPLEX_OPS", "COMPLEX32_OPS", "check_arguments", "guard", "refusal"]
+__all__ = ["COMPLEX_OPS", "COMPLEX32_OPS", "GUARDED_NP", "check_arguments", "dispatch_conditions", "guard",
+           "is_guarded", "refusal"]

@@ -25,8 +25,8 @@ import types
 from dataclasses import dataclass
 
 __all__ = ["DISPATCH", "DEVICE_GUARD", "CAPACITY_CHECK", "COMPLEX_CHECK", "KINDS", "GENERATED_PREFIXES", "Param",
-           "Signature", "pyname", "compile_function", "named_code", "inner_codes", "name_function", "source_of", "generated",
-           "is_generated_filename"]
+           "Signature", "if_any", "pyname", "compile_function", "named_code", "inner_codes", "name_function",
+           "source_of", "generated", "is_generated_filename"]
 
 # the kinds of generated code, in the order a call meets them
 DISPATCH = "dispatch"
@@ -117,6 +117,13 @@ class Signature:
             params.append(Param(p.name, p.name, p.kind is p.KEYWORD_ONLY,
                                 _NO_DEFAULT if p.default is p.empty else p.default))
         return cls(params, reserved, default_name)
+
+
+def if_any(conditions) -> list:
+    """The lines of ``if c1 or c2 ...:``, one condition a line (the body is the caller's, indented once)."""
+    if len(conditions) == 1:
+        return [f"if {conditions[0]}:"]
+    return [f"if ({conditions[0]}"] + [f"        or {c}" for c in conditions[1:-1]] + [f"        or {conditions[-1]}):"]
 
 
 def indent(lines, depth: int = 1) -> str:

@@ -97,12 +97,19 @@ def set_out_destination(offer, withdraw) -> None:
 # Wraps the aten kernels a backend key (or a decomposition) resolves to: native/complex_support.py refuses complex
 # arguments to the ops not known to handle them. Installed by the native layer; core cannot import it.
 _kernel_wrapper = None
+# ``conditions(op, signature)``: (expressions, names they read) that are all false when the wrapper would call the
+# kernel untouched, or None where it never wraps ``op``. The generated dispatch function evaluates them inline and,
+# when all are false, calls the kernel resolved without the wrapper (``op._unwrapped``): the common dtypes pay no
+# wrapper frame. Calls that do not come through it (redispatch, the slow path) keep the wrapped kernels.
+_wrapper_conditions = None
 
 
-def set_kernel_wrapper(wrap) -> None:
-    """``wrap(op, kernel)`` gives the callable to run for an aten kernel (the kernel itself to leave it)."""
-    global _kernel_wrapper
+def set_kernel_wrapper(wrap, conditions=None) -> None:
+    """``wrap(op, kernel)`` gives the callable to run for an aten kernel (the kernel itself to leave it);
+    ``conditions`` lets the dispatch functions skip the wrapper where it would do nothing (see above)."""
+    global _kernel_wrapper, _wrapper_conditions
     _kernel_wrapper = wrap
+    _wrapper_conditions = conditions
     _invalidate_all()
 
 
@@ -142,6 +149,7 @@ def _into_out(fn, offer, withdraw):
 def _invalidate_all() -> None:
     for op in _OPS.values():
         op._memo.clear()
+        op._unwrapped.clear()
 
 
 def key_display_name(key: DispatchKey) -> str:
@@ -291,6 +299,7 @@ class OpOverload:
         self.tags = tuple(tags)
         self._kernels: dict[DispatchKey, list[_Registration]] = {}
         self._memo: dict[int, object] = {}
+        self._unwrapped: dict[int, object] = {}     # the same without the kernel wrapper (_wrapper_conditions)
         self.__name__ = f"{schema.name}.{self._overloadname}"
         self.__qualname__ = self.__name__
 
@@ -495,8 +504,8 @@ def _entry_for_key(op: OpOverload, key: DispatchKey):
     return (reg, True) if reg is not None else (None, False)
 
 
-def _compute(op: OpOverload, ks: int):
-    """The callable serving key set ``ks`` (no memo)."""
+def _compute(op: OpOverload, ks: int, wrap: bool = True):
+    """The callable serving key set ``ks`` (no memo); ``wrap``: with the kernel wrapper, where it applies."""
     if not ks:
         ks = _CPU_BIT  # a call with only Python numbers runs on the cpu
     rest = ks
@@ -520,7 +529,7 @@ def _compute(op: OpOverload, ks: int):
             fn = functools.partial(reg.fn, DispatchKeySet(ks))
         else:
             fn = reg.fn
-        if _kernel_wrapper is not None and not is_fallback and op._ns == "aten" and (
+        if wrap and _kernel_wrapper is not None and not is_fallback and op._ns == "aten" and (
                 key in BACKEND_KEYS or reg is _last(op._kernels.get(DispatchKey.CompositeImplicitAutograd))):
             fn = _kernel_wrapper(op, fn)
         if key in _GUARDED_TYPE_OF_KEY:
@@ -542,7 +551,7 @@ def _compute(op: OpOverload, ks: int):
            or _last(k.get(DispatchKey.CompositeImplicitAutograd)))
     if reg is not None and reg.fn is not fallthrough_kernel:
         fn = functools.partial(reg.fn, DispatchKeySet(ks)) if reg.with_keyset else reg.fn
-        return _kernel_wrapper(op, fn) if _kernel_wrapper is not None and op._ns == "aten" else fn
+        return _kernel_wrapper(op, fn) if wrap and _kernel_wrapper is not None and op._ns == "aten" else fn
     backends = ks & BACKEND_MASK
     key = DispatchKey((backends or ks).bit_length() - 1)
     return functools.partial(_missing_kernel, op, key)
@@ -576,6 +585,14 @@ def _resolve(op: OpOverload, ks: int):
     with _lock:
         fn = _compute(op, ks)
         op._memo[ks] = fn
+    return fn
+
+
+def _resolve_unwrapped(op: OpOverload, ks: int):
+    """The same without the kernel wrapper (memoised in ``op._unwrapped``); the wrapped one is memoised too."""
+    with _lock:
+        op._memo[ks] = _compute(op, ks)
+        fn = op._unwrapped[ks] = _compute(op, ks, wrap=False)
     return fn
 
 
@@ -680,12 +697,20 @@ def _generate(op: OpOverload):
     # here and its real one afterwards
     fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
+               "unwrapped": op._unwrapped, "resolve_unwrapped": _resolve_unwrapped,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
                "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write,
                "as_dtype": _dtype_mod.as_dtype, "check_value": _check_value, "check_ints": _check_ints}
     N = {k: fresh(k) for k in list(helpers) + ["ks", "fn", "tick", "vc"]}  # noqa: N806 - reads like a template
     env = {N[k]: v for k, v in helpers.items()}
     env.update(sig.defaults)
+    # where the kernel wrapper applies: the conditions under which it would do anything (see _wrapper_conditions)
+    wrapper_conditions = None
+    if _wrapper_conditions is not None and _kernel_wrapper is not None and op._ns == "aten":
+        wrapper_conditions = _wrapper_conditions(op, sig)
+        if wrapper_conditions is not None:
+            wrapper_conditions, names = wrapper_conditions
+            env.update(names)
     ks, fn, tick = N["ks"], N["fn"], N["tick"]
     body = []
     # an inference tensor refuses in-place updates outside inference mode, before anything is written
@@ -764,12 +789,17 @@ def _generate(op: OpOverload):
         f"        {tick} = {N['slow']}",
         f"    if {tick}:",
         f"        return {tick}({N['op']}, {ks}, {sig.args_tuple}, {sig.kwargs_dict})",
-        "try:",
-        f"    {fn} = {N['memo']}[{ks}]",
-        "except KeyError:",
-        f"    {fn} = {N['resolve']}({N['op']}, {ks})",
-        f"return {fn}({sig.call})",
     ]
+    call_wrapped = ["try:", f"    {fn} = {N['memo']}[{ks}]", "except KeyError:",
+                    f"    {fn} = {N['resolve']}({N['op']}, {ks})", f"return {fn}({sig.call})"]
+    if wrapper_conditions is None:
+        body += call_wrapped
+    else:
+        # an argument the wrapper would look at takes the wrapped kernel; the rest, the kernel itself
+        if wrapper_conditions:
+            body += codegen.if_any(wrapper_conditions) + codegen.indent(call_wrapped).splitlines()
+        body += ["try:", f"    {fn} = {N['unwrapped']}[{ks}]", "except KeyError:",
+                 f"    {fn} = {N['resolve_unwrapped']}({N['op']}, {ks})", f"return {fn}({sig.call})"]
     src = (f"def _make({', '.join(env)}):\n"
            f"    def {fname}({sig.parameters}):\n"
            + codegen.indent(body, 2)
@@ -867,6 +897,7 @@ def undefine(op: OpOverload) -> None:
             _PENDING.setdefault(op.name_, []).extend(waiting)
         op._kernels.clear()
         op._memo.clear()
+        op._unwrapped.clear()
 
 
 def full_name(qualname: str) -> str:
@@ -930,6 +961,7 @@ def register_kernel(qualname: str, key, fn, with_keyset=False, where="", allow_o
         else:
             op._kernels.setdefault(key, []).append(reg)
             op._memo.clear()
+            op._unwrapped.clear()
     return reg
 
 
@@ -944,6 +976,7 @@ def deregister_kernel(qualname: str, key: DispatchKey, reg: _Registration) -> No
                 if not regs:
                     del op._kernels[key]
             op._memo.clear()
+            op._unwrapped.clear()
         waiting = _PENDING.get(qual)
         if waiting:
             waiting[:] = [(k, r) for k, r in waiting if r is not reg]
