@@ -194,3 +194,10 @@ from .core.c10.limited_dtypes import *  # noqa: F401,F403,E402
 # torch.hash_tensor (and Tensor.hash_tensor)
 from .api.hash_tensor import hash_tensor  # noqa: F401,E402
 __all__ += ["hash_tensor"]
+
+# torch's __all__ in its order (factories, grad modes, dtypes, seeding... included), then npusim's own names
+from ._torch_all import TORCH_ALL as _TORCH_ALL  # noqa: E402
+_me = _sys.modules[__name__]
+__all__ = list(dict.fromkeys([n for n in _TORCH_ALL if hasattr(_me, n)] + __all__))
+_docstrings.install_function_docs(_me, __all__)     # help text for the names torch's list added
+del _me

@@ -21,6 +21,8 @@ def _undocumented(namespace, names):
     out = []
     for name in names:
         obj = getattr(namespace, name)
+        if obj is None:     # npusim.newaxis is None, as torch's: a constant that cannot carry help text
+            continue
         if not (inspect.getdoc(obj) or "").strip():
             out.append(name)
     return out

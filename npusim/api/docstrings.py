@@ -275,6 +275,31 @@ ONE_LINE = {
     "poisson_nll_loss": "The negative log likelihood of ``target`` under a Poisson distribution of rate ``input``.",
     "triplet_margin_loss": "max(d(anchor, positive) - d(anchor, negative) + margin, 0) with the ``p``-norm "
                            "distance.",
+    # factories, random draws, defaults and modes
+    "rand": "A tensor of the given size filled with uniform random numbers in [0, 1).",
+    "randn": "A tensor of the given size filled with standard normal random numbers (mean 0, variance 1).",
+    "rand_like": "``rand`` with the size (and, unless given, dtype and device) of ``input``.",
+    "randn_like": "``randn`` with the size (and, unless given, dtype and device) of ``input``.",
+    "randperm": "A random permutation of the integers 0 to ``n`` - 1 (int64 unless ``dtype`` says otherwise).",
+    "multinomial": "``num_samples`` indices drawn per row from the categorical distribution of weights ``input``, "
+                   "with or without ``replacement``.",
+    "empty_like": "An uninitialised tensor with the size (and, unless given, dtype and device) of ``input``.",
+    "zeros_like": "A tensor of zeros with the size (and, unless given, dtype and device) of ``input``.",
+    "ones_like": "A tensor of ones with the size (and, unless given, dtype and device) of ``input``.",
+    "full_like": "A tensor filled with ``fill_value`` with the size (and, unless given, dtype and device) of "
+                 "``input``.",
+    "empty_strided": "An uninitialised tensor of the given ``size`` and ``stride``.",
+    "scalar_tensor": "A 0-dimensional tensor holding ``s`` (float32 unless ``dtype`` says otherwise).",
+    "get_default_device": "The device factories use when none is given (``set_default_device``'s).",
+    "get_default_dtype": "The floating dtype factories use when none is given (float32 unless changed).",
+    "set_rng_state": "Restore the cpu generator's state from a ``get_rng_state()`` byte tensor.",
+    "is_grad_enabled": "True when operations record gradients (outside ``no_grad`` and inference mode).",
+    "is_inference_mode_enabled": "True inside an ``inference_mode()`` block.",
+    "is_autocast_cache_enabled": "True when autocast caches the casts of leaf tensors within its region.",
+    "set_autocast_cache_enabled": "Turn autocast's cache of leaf-tensor casts on or off.",
+    "autocast_increment_nesting": "Count one more entered autocast region; returns the new depth.",
+    "autocast_decrement_nesting": "Count one autocast region left; returns the new depth (the cast cache is "
+                                  "cleared when it reaches 0).",
 }
 
 ALIASES = {"clip": "clamp", "concat": "cat", "concatenate": "cat", "divide": "div", "true_divide": "div",

@@ -58,7 +58,11 @@ class tensortype(type):
 def legacy_tensor_types(device_type: str, module: str = "npusim") -> dict:
     """``{"FloatTensor": <type>, ...}`` for tensors on ``device_type`` (``"cpu"``, or ``PRIVATEUSE1`` for
     the backend's, whatever it is named), to be attributes of the module named ``module`` (so they pickle)."""
-    return {name: tensortype(name, (), {"dtype": dt, "_device_type": device_type, "__module__": module})
+    where = "the cpu" if device_type == "cpu" else "the accelerator"
+    return {name: tensortype(name, (), {"dtype": dt, "_device_type": device_type, "__module__": module,
+                                        "__doc__": f"Legacy constructor of {dt} tensors on {where}: sizes give an "
+                                                   f"uninitialised tensor, a sequence its values; "
+                                                   f"``isinstance(t, {name})`` tests dtype and device."})
             for dt, name in NAMES.items()}
 
 
