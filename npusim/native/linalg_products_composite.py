@@ -6,6 +6,7 @@ views and pointwise ops, so autograd, autocast and profiling see every step.
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 from ..core.dispatch.ops_namespace import aten
@@ -14,9 +15,23 @@ from . import common as C
 
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias (a 2-D input takes the fused addmm)."""
-    if input.dim() == 2 and bias is not None:
+    """input @ weight.T + bias (a 2-D input takes the fused addmm).
+
+    An input of 3 or more dims is folded into the rows of one matrix product, as torch's linear and matmul fold
+    it: one large BLAS call instead of a batch of small ones, and a weight gradient that is one product over all
+    rows rather than a stack of per-batch products summed afterwards (torch's arithmetic). A strided input is
+    copied by the reshape, as in torch. Mismatched operands take the matmul path, which raises torch's errors.
+    """
+    dims = input.dim()
+    if dims == 2 and bias is not None:
         return aten.addmm.default(bias, input, aten.t.default(weight))
+    if dims >= 3 and weight.dim() == 2 and input.dtype is weight.dtype and input.dtype.is_floating_point and \
+            input.shape[-1] == weight.shape[1] and (bias is None or bias.dtype is input.dtype):
+        shape = list(input.shape)
+        rows = aten.reshape.default(input, [math.prod(shape[:-1]), shape[-1]])
+        wt = aten.t.default(weight)
+        out = aten.mm.default(rows, wt) if bias is None else aten.addmm.default(bias, rows, wt)
+        return aten.view.default(out, shape[:-1] + [weight.shape[0]])
     out = aten.matmul.default(input, aten.t.default(weight))
     return out if bias is None else aten.add.Tensor(out, bias)
 
