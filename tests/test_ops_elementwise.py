@@ -518,6 +518,21 @@ def test_arithmetic_matches_numpy(device):
     np.testing.assert_allclose(host(2 ** x), 2 ** a, rtol=1e-6)
 
 
+def test_float_remainder_zero_keeps_the_dividends_sign_as_torchs(device):
+    # torch computes fmod(a, b) and moves a nonzero result into b's sign; NumPy gives every zero b's sign
+    a = np.array([-0.0, 0.0, -4.0, 4.0, 5.5, -5.5, -6.0], np.float32)
+    b = np.array([2.0, -2.0, 2.0, -2.0, 2.0, 2.0, -3.0], np.float32)
+    want = np.array([-0.0, 0.0, -0.0, 0.0, 1.5, 0.5, -0.0], np.float32)
+    for dt in (npusim.float32, npusim.float64, npusim.float16, npusim.bfloat16):
+        x, y = npusim.tensor(a, device=device).to(dt), npusim.tensor(b, device=device).to(dt)
+        for got in (x % y, npusim.remainder(x, y, out=npusim.empty_like(x)), x.clone().remainder_(y)):
+            got = host(got.float())
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    got = host(npusim.remainder(npusim.tensor(a[:4], device=device), 2.0))
+    np.testing.assert_array_equal(np.signbit(got), [True, False, True, False])
+
+
 def test_unary_matches_numpy(device):
     a = np.linspace(-0.9, 0.9, 13).astype(np.float32)
     x = npusim.tensor(a, device=device)

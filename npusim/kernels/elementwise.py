@@ -69,7 +69,12 @@ def remainder(a, b, out=None):
     dt = _dtype(a, b)
     if is_integral(dt):
         _int_zero_check(xp, b, a)
-    return as_array(xp.remainder(a, b, out=out))
+        return as_array(xp.remainder(a, b, out=out))
+    r = as_array(xp.remainder(a, b, out=out))
+    # torch's remainder is fmod(a, b) moved into b's sign when nonzero, so a zero keeps a's sign where NumPy's
+    # takes b's: remainder(-4., 2.) is -0. in torch
+    xp.copyto(r, xp.copysign(r, a), where=(r == 0))
+    return r
 
 
 def fmod(a, b, out=None):
