@@ -8,9 +8,12 @@ mish).
 from __future__ import annotations
 
 import math
+import threading
+
+import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
-from .elementwise import erf, sigmoid
+from .elementwise import _ERF32_P, _ERF32_Q, erf, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -30,6 +33,8 @@ def stable_softplus(xp, z):
 def gelu(a, approximate="none"):
     xp = namespace_of(a)
     x = opmath(a)
+    if _blockwise(x):
+        return cast_like(_by_blocks(_gelu_tanh_block if approximate == "tanh" else _gelu_erf_block, 4, x), a)
     if approximate == "tanh":
         inner = _TANH_BETA * (x + _TANH_KAPPA * x * x * x)
         return cast_like(0.5 * x * (1 + xp.tanh(inner)), a)
@@ -41,6 +46,9 @@ def gelu_backward(g, a, approximate="none"):
     xp = namespace_of(a)
     x = opmath(a)
     go = opmath(g)
+    if _blockwise(x) and go.__class__ is _ndarray and go.dtype is _F32 and go.shape == x.shape:
+        block = _gelu_tanh_backward_block if approximate == "tanh" else _gelu_erf_backward_block
+        return cast_like(_by_blocks(block, 5, x, go), a)
     if approximate == "tanh":
         x_sq = x * x
         t = xp.tanh(_TANH_BETA * (x + _TANH_KAPPA * x_sq * x))
@@ -50,6 +58,131 @@ def gelu_backward(g, a, approximate="none"):
     cdf = 0.5 * (1 + erf(x * _SQRT1_2))
     pdf = xp.exp(-0.5 * x * x) * _INV_SQRT_2PI
     return cast_like(go * (cdf + x * pdf), a)
+
+
+# --- gelu over float32 NumPy arrays in cache-sized blocks -----------------------------------------------------
+# The same operations in the same order as the whole-array expressions above (bit-identical results), computed
+# block by block into a few small work arrays: one result array is allocated instead of a dozen temporaries the
+# size of the input, and every pass over a block runs in cache.
+
+_BLOCK = 1 << 16
+_per_thread = threading.local()
+_F32 = np.dtype(np.float32)
+_ndarray = np.ndarray
+_ERF_P32 = [np.float32(c) for c in _ERF32_P]
+_ERF_Q32 = [np.float32(c) for c in _ERF32_Q]
+_ERF_LIMIT = (np.float32(-4.0), np.float32(4.0))
+
+
+def _blockwise(x) -> bool:
+    """float32 NumPy arrays laid out C-contiguously and large enough for blocks to pay."""
+    return x.__class__ is _ndarray and x.dtype is _F32 and x.size >= 2 * _BLOCK and x.flags.c_contiguous
+
+
+def _by_blocks(block, n_work, *arrays):
+    """``block(out, work, *array_blocks)`` over consecutive flat blocks; the result has the first array's shape."""
+    flat = [a.reshape(-1) for a in arrays]
+    out = np.empty(flat[0].shape, _F32)
+    work = _work_arrays(n_work)
+    n = out.shape[0]
+    for start in range(0, n, _BLOCK):
+        stop = min(start + _BLOCK, n)
+        m = stop - start
+        block(out[start:stop], [w[:m] for w in work], *(f[start:stop] for f in flat))
+    return out.reshape(arrays[0].shape)
+
+
+def _work_arrays(n):
+    """``n`` block-sized float32 work arrays, kept per thread: a fresh large allocation costs page faults."""
+    work = getattr(_per_thread, "work", None)
+    if work is None or work.shape[1] != _BLOCK:
+        work = _per_thread.work = np.empty((5, _BLOCK), _F32)
+    return work[:n]
+
+
+def _erf_into(y, work):
+    """erf(y) into ``y`` (float32): kernels.elementwise's float32 rational fit, step by step (``work``: 3 arrays)."""
+    mul, add = np.multiply, np.add
+    nan = np.isnan(y)
+    kept = y[nan] if nan.any() else None
+    x2, p, q = work
+    np.clip(y, *_ERF_LIMIT, out=y)
+    mul(y, y, out=x2)
+    for acc, coef in ((p, _ERF_P32), (q, _ERF_Q32)):
+        mul(x2, coef[0], out=acc)
+        add(acc, coef[1], out=acc)
+        for c in coef[2:]:
+            mul(acc, x2, out=acc)
+            add(acc, c, out=acc)
+    mul(p, y, out=p)
+    np.divide(p, q, out=y)
+    if kept is not None:
+        y[nan] = kept
+
+
+def _gelu_erf_block(out, work, x):
+    """0.5 * x * (1 + erf(x / sqrt(2)))."""
+    np.multiply(x, _SQRT1_2, out=out)
+    _erf_into(out, work[:3])
+    np.add(out, 1, out=out)
+    half = np.multiply(x, 0.5, out=work[3])
+    np.multiply(half, out, out=out)
+
+
+def _gelu_tanh_block(out, work, x):
+    """0.5 * x * (1 + tanh(beta * (x + kappa * x^3)))."""
+    mul = np.multiply
+    t = mul(x, _TANH_KAPPA, out=work[0])
+    mul(t, x, out=t)
+    mul(t, x, out=t)
+    np.add(x, t, out=t)
+    mul(t, _TANH_BETA, out=t)
+    np.tanh(t, out=t)
+    np.add(t, 1, out=t)
+    mul(x, 0.5, out=out)
+    mul(out, t, out=out)
+
+
+def _gelu_erf_backward_block(out, work, x, go):
+    """go * (cdf + x * pdf): cdf = 0.5 * (1 + erf(x / sqrt(2))), pdf = exp(-x^2 / 2) / sqrt(2 pi)."""
+    mul = np.multiply
+    cdf = mul(x, _SQRT1_2, out=work[3])
+    _erf_into(cdf, work[:3])
+    np.add(cdf, 1, out=cdf)
+    mul(cdf, 0.5, out=cdf)
+    pdf = mul(x, -0.5, out=work[4])
+    mul(pdf, x, out=pdf)
+    np.exp(pdf, out=pdf)
+    mul(pdf, _INV_SQRT_2PI, out=pdf)
+    mul(x, pdf, out=pdf)
+    np.add(cdf, pdf, out=cdf)
+    mul(go, cdf, out=out)
+
+
+def _gelu_tanh_backward_block(out, work, x, go):
+    """go * (left + right), the derivative of the tanh approximation."""
+    mul, add = np.multiply, np.add
+    x_sq = mul(x, x, out=work[0])
+    t = mul(x_sq, _TANH_KAPPA, out=work[1])
+    mul(t, x, out=t)
+    add(x, t, out=t)
+    mul(t, _TANH_BETA, out=t)
+    np.tanh(t, out=t)
+    left = add(t, 1, out=work[2])
+    mul(left, 0.5, out=left)
+    right = mul(x, 0.5, out=work[3])
+    sq = mul(t, t, out=t)
+    np.subtract(1, sq, out=sq)
+    mul(right, sq, out=right)
+    slope = mul(x_sq, _3_KAPPA, out=x_sq)
+    add(slope, 1, out=slope)
+    mul(slope, _TANH_BETA, out=slope)
+    mul(right, slope, out=right)
+    add(left, right, out=left)
+    mul(go, left, out=out)
+
+
+_3_KAPPA = 3 * _TANH_KAPPA
 
 
 def silu(a):
