@@ -17,12 +17,14 @@ import numpy as np
 from .c10 import dtype as _dt
 from .c10 import limited_dtypes as _limited
 from .c10.device import _TYPE_MAP, CPU
-from .c10.device_hooks import _HOST_READ_HOOKS, _REFUSED, check_access, host_read, storage_factory
+from .c10.device_hooks import _FACTORIES, _HOST_READ_HOOKS, _REFUSED, check_access, host_read, storage_factory
 from . import inference_tensors as _inference
 from .inference_tensors import INFERENCE_VC
 from .c10.storage import UntypedStorage, array_address, array_root
 
 _new = object.__new__
+_meta = None    # core.autograd.meta, which imports this module: bound on first use (a function-level import
+                # costs ~1.5 us a call, and optimizers read and write .grad every step)
 _ndarray = np.ndarray
 _FROM_NP = _dt.FROM_NUMPY
 _C32 = _dt.COMPLEX32_NP
@@ -31,6 +33,14 @@ _COMPLEX_NP = frozenset(d.np for d in _dt.COMPLEX_DTYPES)
 # inference_mode contexts open in any thread (core.autograd.grad_mode counts them): while none is open,
 # make() pays one check for inference tensors
 _INFERENCE_OPEN = 0
+
+
+def _autograd_meta():
+    global _meta
+    if _meta is None:
+        from .autograd import meta
+        _meta = meta
+    return _meta
 
 
 def inference_contexts_changed(delta: int) -> None:
@@ -398,8 +408,7 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
-        from .autograd.meta import set_requires_grad
-        set_requires_grad(self, requires_grad)
+        (_meta or _autograd_meta()).set_requires_grad(self, requires_grad)
         return self
 
     @property
@@ -407,18 +416,17 @@ class Tensor:
         am = self._am
         if am is None:
             return None
-        from .autograd.meta import read_grad
-        return read_grad(self)
+        if am.grad_fn is None or am.retains_grad:
+            return am.grad      # read_grad's answer without its warning (a leaf, or a non-leaf that retains it)
+        return (_meta or _autograd_meta()).read_grad(self)
 
     @grad.setter
     def grad(self, value):
-        from .autograd.meta import write_grad
-        write_grad(self, value)
+        (_meta or _autograd_meta()).write_grad(self, value)
 
     @grad.deleter
     def grad(self):
-        from .autograd.meta import write_grad
-        write_grad(self, None)
+        (_meta or _autograd_meta()).write_grad(self, None)
 
     @property
     def grad_fn(self):
@@ -506,7 +514,10 @@ def make(a, dev) -> Tensor:
     if dev is CPU:
         t._st = None
     else:
-        f = storage_factory(dev)
+        try:    # storage_factory's memo, read here: every npu op makes its result through this line
+            f = _FACTORIES[id(dev)]
+        except KeyError:
+            f = storage_factory(dev)
         t._st = f(a) if f is not None else None
     return t
 

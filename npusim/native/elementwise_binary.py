@@ -137,9 +137,14 @@ def _call(fn, a, b, out=None):
     try:
         return P.binary(fn, a, b, out)  # large operands: split over the intra-op threads
     except ValueError as e:
-        if "broadcast" in str(e):
-            C.shape_error(a, b)
+        _broadcast_error(e, a, b)
         raise
+
+
+def _broadcast_error(e, a, b):
+    """torch's error where a ufunc refused operands ``a`` and ``b`` (``e``) for not broadcasting; else nothing."""
+    if "broadcast" in str(e):
+        C.shape_error(a, b)
 
 
 def _array(r):
@@ -205,6 +210,17 @@ def _is_one(alpha):
 
 
 def add(self, other, alpha=1):
+    if alpha.__class__ is int and alpha == 1 and (self.__class__ is Tensor or isinstance(self, Tensor)) and \
+            (other.__class__ is Tensor or isinstance(other, Tensor)):
+        # two tensors of one dtype on one device, alpha 1: the add every model runs, with the fewest frames
+        a, b = self._a, other._a
+        if a.dtype == b.dtype and self._device is other._device:
+            try:
+                r = P.binary(np.add, a, b)
+            except ValueError as e:
+                _broadcast_error(e, a, b)
+                raise
+            return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
     a, b, cd, dev = operands(self, other)
     if _is_one(alpha):
         r = _call(np.add, a, b)
@@ -246,6 +262,17 @@ def _check_sub(x, y):
 
 
 def sub(self, other, alpha=1):
+    if alpha.__class__ is int and alpha == 1 and (self.__class__ is Tensor or isinstance(self, Tensor)) and \
+            (other.__class__ is Tensor or isinstance(other, Tensor)):
+        # as in add: two non-bool tensors of one dtype on one device, inline
+        a, b = self._a, other._a
+        if a.dtype == b.dtype and self._device is other._device and a.dtype != _BOOL:
+            try:
+                r = P.binary(np.subtract, a, b)
+            except ValueError as e:
+                _broadcast_error(e, a, b)
+                raise
+            return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
     _check_sub(self, other)
     a, b, cd, dev = operands(self, other)
     if _is_one(alpha):
@@ -295,10 +322,16 @@ def _mul_compute(self, other):
 
 
 def mul(self, other):
-    if isinstance(other, Tensor) and isinstance(self, Tensor):
+    if (other.__class__ is Tensor or isinstance(other, Tensor)) and (self.__class__ is Tensor or
+                                                                     isinstance(self, Tensor)):
         a, b = self._a, other._a
         if a.dtype == b.dtype and self._device is other._device and a.dtype not in HALF_TYPES:
-            return _make(_array(_call(np.multiply, a, b)), self._device)
+            try:
+                r = P.binary(np.multiply, a, b)
+            except ValueError as e:
+                _broadcast_error(e, a, b)
+                raise
+            return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
     r, cd, dev = _mul_compute(self, other)
     return _make(r, dev)
 
