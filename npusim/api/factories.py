@@ -74,7 +74,11 @@ def _check_out(out, dtype):
     return out.dtype
 
 
-def _finish(t, requires_grad, out):
+def _finish(t, requires_grad, out, pin_memory=False):
+    if pin_memory:
+        if t.device.type != "cpu":
+            raise RuntimeError("Only dense CPU tensors can be pinned")
+        t = t.pin_memory()
     if out is not None:
         if out.shape != t.shape:
             aten.resize_.default.fn(out, t.shape)
@@ -120,7 +124,7 @@ def _sized(op, name):
         t = op(shape, dtype=dtype, layout=layout, device=device if device is not None or out is None else out.device,
                pin_memory=pin_memory, **fmt)
         _check_requires_grad(t.dtype, requires_grad, name)
-        return _finish(t, requires_grad, out)
+        return _finish(t, requires_grad, out, pin_memory)
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = f"{name}(*size, *, out=None, dtype=None, layout=None, device=None, requires_grad=False)"
     return factory
@@ -146,7 +150,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
                              device=device if device is not None or out is None else out.device,
                              pin_memory=pin_memory)
     _check_requires_grad(t.dtype, requires_grad, "full")
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -160,7 +164,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     _check_requires_grad(None, requires_grad, "empty_strided")   # torch parses every argument first
     t = aten.empty_strided.default.fn(list(size), list(stride), dtype=dtype, layout=layout, device=device)
     _check_requires_grad(t.dtype, requires_grad, "empty_strided")
-    return _finish(t, requires_grad, None)
+    return _finish(t, requires_grad, None, pin_memory)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -170,7 +174,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=Fals
     _check_requires_grad(None, requires_grad, "scalar_tensor")   # torch parses every argument first
     t = aten.scalar_tensor.default.fn(s, dtype=dtype, layout=layout, device=device)
     _check_requires_grad(t.dtype, requires_grad, "scalar_tensor")
-    return _finish(t, requires_grad, None)
+    return _finish(t, requires_grad, None, pin_memory)
 
 
 _NO_END = object()
@@ -209,7 +213,7 @@ def arange(start=0, end=_NO_END, step=1, *, out=None, dtype=None, layout=None, d
     t = aten.arange.start_step.fn(start, end, step, dtype=dtype, layout=layout,
                                   device=device if device is not None or out is None else out.device)
     _check_requires_grad(t.dtype, requires_grad, "arange")
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -227,7 +231,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     t = aten.linspace.default.fn(start, end, steps, dtype=dtype, layout=layout,
                                  device=device if device is not None or out is None else out.device)
     _check_requires_grad(t.dtype, requires_grad, "linspace")
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 _NO_M = object()
@@ -250,7 +254,7 @@ def eye(n, m=_NO_M, *, out=None, dtype=None, layout=None, device=None, requires_
     else:
         t = aten.eye.m.fn(n, m, dtype=dtype, layout=layout, device=dev)
     _check_requires_grad(t.dtype, requires_grad, "eye")
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def _like(op, name):

@@ -19,7 +19,7 @@ def rand(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=None
     dtype = _check_dtype("rand", dtype)
     t = aten.rand.generator(parse_size(sizes, "rand"), generator=generator, dtype=dtype, layout=layout,
                             device=device)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def randn(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=None, device=None,
@@ -28,7 +28,7 @@ def randn(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=Non
     dtype = _check_dtype("randn", dtype)
     t = aten.randn.generator(parse_size(sizes, "randn"), generator=generator, dtype=dtype, layout=layout,
                              device=device)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def randint(low=NO_SIZE, high=NO_SIZE, size=None, *, generator=None, out=None, dtype=None, layout=None,
@@ -52,14 +52,14 @@ def randint(low=NO_SIZE, high=NO_SIZE, size=None, *, generator=None, out=None, d
     dtype = _check_dtype("randint", dtype)
     t = aten.randint.low_generator(int(low), int(high), parse_size((size,), "randint"), generator=generator,
                                    dtype=dtype, layout=layout, device=device)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     dtype = _check_dtype("randperm", dtype)
     t = aten.randperm.generator(n, generator=generator, dtype=dtype, layout=layout, device=device)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -109,7 +109,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                             "size is required")
         t = aten.normal.float_float(float(mean), float(std), parse_size((size,), "normal"), generator=generator,
                                     dtype=dtype, layout=layout, device=device)
-    return _finish(t, requires_grad, out)
+    return _finish(t, requires_grad, out, pin_memory)
 
 
 def bernoulli(input, p=None, *, generator=None, out=None):

@@ -279,6 +279,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         dev = resolve_target_device(device)
         if dev is not CPU:
             t = _to_copy(t, device=dev)
+    if pin_memory:
+        if t.device.type != "cpu":
+            raise RuntimeError("Only dense CPU tensors can be pinned")
+        t = t.pin_memory()
     if requires_grad:
         if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")

@@ -20,6 +20,7 @@ from ...api.factories import empty
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .fetch import _DatasetKind
+from .pin_memory import pin_memory as _pin_memory
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 from .worker import (
     MP_STATUS_CHECK_INTERVAL, ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration, _worker_loop,
@@ -55,7 +56,8 @@ class DataLoader:
         sampler / batch_sampler: where the indices come from (mutually exclusive with the options above).
         num_workers (int): worker processes loading batches (0: load in the main process).
         collate_fn: merges a list of samples into a batch (default: :func:`default_collate`).
-        pin_memory (bool): accepted for compatibility; npusim has no page-locked host memory.
+        pin_memory (bool): copy each batch's tensors to page-locked host memory before handing it out (when an
+            accelerator is available), for faster copies to the device.
         drop_last (bool): drop the last incomplete batch.
         timeout (float): seconds to wait for a batch from the workers (0: forever).
         worker_init_fn: called with the worker id in each worker, after seeding.
@@ -244,6 +246,14 @@ class _BaseDataLoaderIter:
         self._base_seed = empty((), dtype=_dtype.int64).random_(generator=loader.generator).item()
         self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{loader.pin_memory_device}'.", stacklevel=2)
+        from ... import accelerator
+        if loader.pin_memory and not accelerator.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+        self._pin_memory = loader.pin_memory and accelerator.is_available()
 
     def __iter__(self):
         return self
@@ -290,7 +300,8 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def _next_data(self):
         index = self._next_index()  # may raise StopIteration
-        return self._dataset_fetcher.fetch(index)  # may raise StopIteration
+        data = self._dataset_fetcher.fetch(index)  # may raise StopIteration
+        return _pin_memory(data) if self._pin_memory else data
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
@@ -426,7 +437,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._try_put_index()
         if isinstance(data, ExceptionWrapper):
             data.reraise()
-        return data
+        return _pin_memory(data) if self._pin_memory else data
 
     def _mark_worker_as_unavailable(self, worker_id: int) -> None:
         self._index_queues[worker_id].put(None)
