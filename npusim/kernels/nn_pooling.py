@@ -22,11 +22,13 @@ import math
 
 import numpy as np
 
+from . import parallel
 from .array_api import HALF_TYPES, namespace_of
 
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
+_F32_F64 = (_F32, _F64)
 
 
 def _opmath(dt):
@@ -76,6 +78,8 @@ def _lowest(dt):
 def max_pool(x, kernel, stride, padding, dilation, out_sizes):
     """Max over each window and the flat index of the maximum in its input plane (int64)."""
     xp = namespace_of(x)
+    if _is_plain_2x2(x, kernel, stride, padding, dilation, out_sizes):
+        return _max_pool_2x2(x, out_sizes)
     nd = len(kernel)
     dt = x.dtype
     lead = x.shape[:x.ndim - nd]
@@ -99,6 +103,68 @@ def max_pool(x, kernel, stride, padding, dilation, out_sizes):
         xp.copyto(best, v, where=better)
         xp.copyto(arg, flat, where=better)
     return best, _flat_indices(arg, kernel, stride, padding, dilation, out_sizes, spatial)
+
+
+def _is_plain_2x2(x, kernel, stride, padding, dilation, out_sizes):
+    """The common 2x2 window, stride 2, no padding or dilation, every window inside the input (no ``ceil_mode``
+    overhang), over a NumPy dtype with a same-sized integer view."""
+    return (tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and not any(padding) and tuple(dilation) == (1, 1)
+            and x.dtype.kind in "fiu" and x.dtype.itemsize in (1, 2, 4, 8) and x.ndim >= 3
+            and all(2 * o <= n for o, n in zip(out_sizes, x.shape[-2:])))
+
+
+def _max_pool_2x2(x, out_sizes):
+    """``max_pool`` of 2x2 windows with stride 2: the four taps made contiguous in one copy, then two rounds of
+    pairwise picks with torch's rule (the later tap wins when greater or NaN) - the same winner as torch's walk
+    over the taps: the first maximum, or the last NaN. The picks select bits (no branches), so the values and
+    their signs of zero are the winner's own. Planes are split over the intra-op threads."""
+    xp = namespace_of(x)
+    lead = x.shape[:-2]
+    h, w = x.shape[-2:]
+    oh, ow = out_sizes
+    planes = math.prod(lead)
+    best = xp.empty((planes, oh, ow), x.dtype)
+    flat = xp.empty((planes, oh, ow), _I64)
+    if best.size:
+        src = x.reshape((planes, h, w))[:, :2 * oh, :2 * ow].reshape(planes, oh, 2, ow, 2)
+        base = (xp.arange(oh, dtype=_I64) * (2 * w))[:, None] + xp.arange(ow, dtype=_I64) * 2
+        bits = np.dtype(f"i{x.dtype.itemsize}")
+        is_float = x.dtype.kind == "f"
+
+        def chunk(start, stop):
+            p0, p1 = start // (h * w), stop // (h * w)
+            taps = xp.empty((2, 2, p1 - p0, oh, ow), x.dtype)
+            taps[...] = src[p0:p1].transpose(2, 4, 0, 1, 3)
+            (t0, t1), (t2, t3) = taps
+
+            def later_wins(later, earlier):
+                m = later > earlier
+                if is_float:
+                    m |= xp.isnan(later)
+                return m
+
+            def pick(m, later, earlier, out=None):   # later where m, else earlier: by bits
+                mask = xp.subtract(0, m, dtype=bits)
+                e = earlier.view(bits)
+                r = xp.bitwise_xor(e, later.view(bits), out=out)
+                r &= mask
+                r ^= e
+                return r.view(x.dtype)
+
+            right_top, right_bottom = later_wins(t1, t0), later_wins(t3, t2)
+            top, bottom = pick(right_top, t1, t0), pick(right_bottom, t3, t2)
+            lower = later_wins(bottom, top)
+            pick(lower, bottom, top, out=best[p0:p1].view(bits))
+            right = (lower & right_bottom) | (right_top & ~lower)
+            out = flat[p0:p1]
+            xp.multiply(lower, w, out=out, dtype=_I64)
+            out += right
+            out += base
+        if xp is np:
+            parallel.for_ranges(planes * h * w, h * w, chunk)
+        else:
+            chunk(0, planes * h * w)
+    return best.reshape(lead + (oh, ow)), flat.reshape(lead + (oh, ow))
 
 
 def _flat_indices(arg, kernel, stride, padding, dilation, out_sizes, spatial):
@@ -128,6 +194,12 @@ def max_pool_backward(g, indices, in_sizes):
         return xp.zeros(lead + tuple(in_sizes), g.dtype)
     offsets = (xp.arange(planes, dtype=_I64) * plane).reshape(lead + (1,) * nd)
     target = (indices + offsets).ravel()
+    if g.dtype in _F32_F64:
+        # added in the gradient's dtype, output position by output position: torch's arithmetic (a position
+        # that is the maximum of several windows sums them in that order); NumPy's add.at is one fast loop
+        gx = xp.zeros(planes * plane, g.dtype)
+        xp.add.at(gx, target, g.ravel())
+        return gx.reshape(lead + tuple(in_sizes))
     if xp is np:
         gx = xp.bincount(target, weights=g.ravel().astype(_F64), minlength=planes * plane)
     else:   # CuPy's bincount reads its largest index back from the device; a scatter-add does not
