@@ -259,15 +259,30 @@ def _node_names(root):
 
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])
-def test_layers_step_through_the_fused_op_which_callbacks_see(device, mode):
+def test_layers_run_the_whole_layer_op_which_callbacks_see(device, mode):
     npusim.manual_seed(0)
     layer = getattr(nn, mode)(4, HIDDEN).to(device)
     x = npusim.randn(6, 2, 4, device=device)
+    result = {}
+    seen = _op_names_seen(lambda: result.setdefault("out", layer(x)[0]))
+    assert seen.count("aten::mkldnn_rnn_layer") == 1 and "aten::sigmoid" not in seen
+    assert not any(n.startswith("aten::_thnn_fused") for n in seen)
+    out = result["out"]
+    assert _node_names(out.grad_fn).count("MkldnnRnnLayerBackward0") == 1
+    seen = _op_names_seen(lambda: out.sum().backward())
+    assert seen.count("aten::mkldnn_rnn_layer_backward") == 1
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU"])
+def test_packed_layers_step_through_the_fused_op_which_callbacks_see(device, mode):
+    npusim.manual_seed(0)
+    layer = getattr(nn, mode)(4, HIDDEN).to(device)
+    packed = nn.utils.rnn.pack_padded_sequence(npusim.randn(6, 2, 4, device=device), [6, 6])
     name = "aten::_thnn_fused_lstm_cell" if mode == "LSTM" else "aten::_thnn_fused_gru_cell"
     backward_name = ("aten::_thnn_fused_lstm_cell_backward_impl" if mode == "LSTM" else
                      "aten::_thnn_fused_gru_cell_backward")
     result = {}
-    seen = _op_names_seen(lambda: result.setdefault("out", layer(x)[0]))
+    seen = _op_names_seen(lambda: result.setdefault("out", layer(packed)[0].data))
     assert seen.count(name) == 6 and "aten::sigmoid" not in seen
     out = result["out"]
     assert _node_names(out.grad_fn).count(f"ThnnFused{mode.capitalize()}CellBackward0") == 6

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import reductions as _reductions
 from .array_api import HALF_TYPES, namespace_of
 
 _F32 = np.dtype(np.float32)
@@ -139,3 +140,218 @@ def gru_cell_backward(grad_hy, workspace, has_bias):
     else:
         grads += [None, None]
     return tuple(None if a is None else _rounded(a, dt) for a in grads)
+
+
+# --- whole layers: the recurrence of one layer and direction over a sequence ---------------------------------------
+# ``mkldnn_rnn_layer``'s arithmetic: the input's projection for every step as one product over the (time, batch)
+# rows, then per step the hidden projection, computed transposed as (W_hh h^T + b_hh)^T, and the cell above, each
+# expression in the order (and, for exp and tanh, the memory layout) the per-step ops evaluate it, so outputs and
+# states are bit for bit those of the step-by-step layer. The backward runs backward through time with one product
+# per step (the hidden state's gradient); the weights' and the input's gradients are one product each over all steps.
+
+def _matmul(a, b):
+    xp = namespace_of(a)
+    return xp.asarray(xp.matmul(a, b))
+
+
+def input_projection(x, w_ih, b_ih):
+    """x W_ih^T + b_ih over the rows of a (time, batch, features) input: (time, batch, gates), contiguous."""
+    steps, batch = x.shape[0], x.shape[1]
+    x2d = x.reshape(steps * batch, x.shape[2])
+    gates = _matmul(x2d, w_ih.T)
+    if b_ih is not None:
+        namespace_of(gates).add(gates, b_ih, out=gates)
+    return gates.reshape(steps, batch, gates.shape[1])
+
+
+def _hidden_projection(h, w_hh, b_hh_column):
+    """(W_hh h^T + b_hh)^T, a transposed view (see nn/modules/rnn.py's _hidden_gates)."""
+    product = _matmul(w_hh, h.T)
+    if b_hh_column is not None:
+        namespace_of(product).add(product, b_hh_column, out=product)
+    return product.T
+
+
+def _sigmoid_into(x, out, e):
+    """``_sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) as scratch: the same ufuncs on
+    the same values."""
+    xp = namespace_of(x)
+    xp.abs(x, out=e)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    xp.maximum(e, x >= 0, out=out)
+    return xp.divide(out, xp.add(e, 1, out=e), out=out)
+
+
+def _steps(count, reverse):
+    return range(count - 1, -1, -1) if reverse else range(count)
+
+
+def lstm_layer(input_gates, hx, cx, w_hh, b_hh, reverse):
+    """(output, hy, cy, workspace) of an LSTM layer over ``input_gates`` (time, batch, 4 hidden); the workspace
+    holds, per step, the activated gates, then the cell states, then their tanh (three contiguous blocks)."""
+    xp = namespace_of(input_gates)
+    steps, batch, width = input_gates.shape
+    h = width // 4
+    dt = input_gates.dtype
+    workspace = xp.empty(steps * batch * 6 * h, dt)
+    gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
+    output = xp.empty((steps, batch, h), dt)
+    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
+    pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
+    hidden, cell = hx, cx
+    for t in _steps(steps, reverse):
+        xp.add(input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column), out=pre)
+        gates = gates_all[t]
+        _sigmoid_into(pre, gates, e)
+        gates[:, 2 * h:3 * h] = xp.tanh(pre[:, 2 * h:3 * h])
+        i, f, g, o = (gates[:, k * h:(k + 1) * h] for k in range(4))
+        cy = cells[t]
+        xp.multiply(f, cell, out=cy)
+        xp.add(cy, xp.multiply(i, g, out=product), out=cy)
+        xp.tanh(cy, out=tanh_cells[t])
+        hidden = xp.multiply(o, tanh_cells[t], out=output[t])
+        cell = cy
+    return output, hidden.copy(), cell.copy(), workspace
+
+
+def _workspace_blocks(workspace, steps, batch, h):
+    n = steps * batch * h
+    return (workspace[:4 * n].reshape(steps, batch, 4 * h), workspace[4 * n:5 * n].reshape(steps, batch, h),
+            workspace[5 * n:].reshape(steps, batch, h))
+
+
+def _previous_state(hx, output, t, reverse):
+    """The hidden state step t started from."""
+    if reverse:
+        return hx if t == output.shape[0] - 1 else output[t + 1]
+    return hx if t == 0 else output[t - 1]
+
+
+def layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, output, has_bias, reverse):
+    """(grad of x, of W_ih, of W_hh, of b_ih, of b_hh) from the gates' gradients of every step. x's, W_ih's and
+    b_ih's are one product (sum) each over the (time, batch) rows, as the input projection's addmm backward runs
+    them; W_hh's and b_hh's add up each step's product (row sum) in the order backward through time reaches the
+    steps, the step-by-step graph's summation."""
+    xp = namespace_of(x)
+    steps, batch = x.shape[0], x.shape[1]
+    rows = steps * batch
+    grad_ig = grad_input_gates.reshape(rows, -1)
+    grad_x = _matmul(grad_ig, w_ih).reshape(steps, batch, w_ih.shape[1])
+    grad_w_ih = _matmul(grad_ig.T, x.reshape(rows, x.shape[2]))
+    grad_w_hh = grad_b_ih = grad_b_hh = None
+    for t in _steps(steps, not reverse):
+        grad_hg = grad_hidden_gates[t].T
+        grad_w_hh = _accumulated(xp, grad_w_hh, _matmul(grad_hg, _previous_state(hx, output, t, reverse)))
+        if has_bias:
+            grad_b_hh = _accumulated(xp, grad_b_hh, _reductions.sum_(grad_hg, (1,), False, grad_hg.dtype))
+    if has_bias:
+        grad_b_ih = _reductions.sum_(grad_ig, (0,), False, grad_ig.dtype)
+    return grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh
+
+
+def _accumulated(xp, total, term):
+    return term if total is None else xp.add(total, term, out=total)
+
+
+def _step_grad(grad_output, t, recurrent):
+    """The hidden state's gradient at step t: the output's plus the one through the next step's projection."""
+    if grad_output is None:
+        return recurrent
+    if recurrent is None:
+        return grad_output[t]
+    return grad_output[t] + recurrent
+
+
+def lstm_layer_backward(grad_output, grad_hy, grad_cy, hx, cx, w_hh, workspace, reverse):
+    """(grad of the gates per step (time, batch, 4 hidden), grad of hx, grad of cx) of ``lstm_layer``; any of the
+    three incoming gradients may be None."""
+    xp = namespace_of(workspace)
+    batch, h = hx.shape
+    steps = workspace.shape[0] // (batch * 6 * h)
+    gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
+    grad_gates_all = xp.empty(gates_all.shape, workspace.dtype)
+    order = list(_steps(steps, not reverse))   # backward through time
+    recurrent_h, grad_cell = grad_hy, grad_cy
+    for position, t in enumerate(order):
+        grad_h = _step_grad(grad_output, t, recurrent_h)
+        previous_cell = cx if position == len(order) - 1 else cells[order[position + 1]]
+        ws = gates_all[t]
+        i, f, g, o = (ws[:, k * h:(k + 1) * h] for k in range(4))
+        grad_gates = grad_gates_all[t]
+        tanh_cy = tanh_cells[t]
+        if grad_h is not None:
+            d_cy = (grad_h * o) * (1 - tanh_cy * tanh_cy)
+            if grad_cell is not None:
+                d_cy = grad_cell + d_cy
+            xp.multiply(grad_h * tanh_cy, o * (1 - o), out=grad_gates[:, 3 * h:])
+        else:
+            d_cy = grad_cell if grad_cell is not None else xp.zeros((batch, h), workspace.dtype)
+            grad_gates[:, 3 * h:] = 0
+        xp.multiply(d_cy * g, i * (1 - i), out=grad_gates[:, :h])
+        xp.multiply(d_cy * previous_cell, f * (1 - f), out=grad_gates[:, h:2 * h])
+        xp.multiply(d_cy * i, 1 - g * g, out=grad_gates[:, 2 * h:3 * h])
+        grad_cell = d_cy * f
+        recurrent_h = _matmul(grad_gates, w_hh)
+    return grad_gates_all, recurrent_h, grad_cell
+
+
+def gru_layer(input_gates, hx, w_hh, b_hh, reverse):
+    """(output, hy, workspace) of a GRU layer over ``input_gates`` (time, batch, 3 hidden); the workspace holds,
+    per step, [r, z, n, hn]."""
+    xp = namespace_of(input_gates)
+    steps, batch, width = input_gates.shape
+    h = width // 3
+    dt = input_gates.dtype
+    workspace = xp.empty((steps, batch, 4 * h), dt)
+    output = xp.empty((steps, batch, h), dt)
+    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
+    pre, e = xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt)
+    new_pre, scratch = xp.empty((batch, h), dt), xp.empty((batch, h), dt)
+    hidden = hx
+    for t in _steps(steps, reverse):
+        ig, hg = input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column)
+        ws = workspace[t]
+        xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre)
+        _sigmoid_into(pre, ws[:, :2 * h], e)
+        r, z, n = ws[:, :h], ws[:, h:2 * h], ws[:, 2 * h:3 * h]
+        hn = hg[:, 2 * h:]
+        xp.add(ig[:, 2 * h:], xp.multiply(r, hn, out=new_pre), out=new_pre)
+        xp.tanh(new_pre, out=n)
+        ws[:, 3 * h:] = hn
+        xp.subtract(hidden, n, out=scratch)
+        xp.multiply(z, scratch, out=scratch)
+        hidden = xp.add(n, scratch, out=output[t])
+    return output, hidden.copy(), workspace
+
+
+def gru_layer_backward(grad_output, grad_hy, hx, output, w_hh, workspace, reverse):
+    """(grad of the input gates per step, grad of the hidden gates per step, both (time, batch, 3 hidden), grad of
+    hx) of ``gru_layer``; either incoming gradient may be None. A step's incoming hidden state has three
+    gradients (the previous output's, the update's ``g z`` and the hidden projection's), added in the order the
+    step-by-step graph adds them."""
+    xp = namespace_of(workspace)
+    steps, batch, width = workspace.shape
+    h = width // 4
+    grad_input_all = xp.empty((steps, batch, 3 * h), workspace.dtype)
+    grad_hidden_all = xp.empty((steps, batch, 3 * h), workspace.dtype)
+    order = list(_steps(steps, not reverse))   # backward through time
+    grad_h = _step_grad(grad_output, order[0], grad_hy)
+    for position, t in enumerate(order):
+        previous = order[position + 1] if position + 1 < len(order) else None
+        r, z, n, hn = (workspace[t][:, k * h:(k + 1) * h] for k in range(4))
+        previous_hidden = hx if previous is None else output[previous]
+        grad_input, grad_hidden = grad_input_all[t], grad_hidden_all[t]
+        d_r, d_z, d_n = (grad_input[:, k * h:(k + 1) * h] for k in range(3))
+        xp.multiply(grad_h * (previous_hidden - n), z * (1 - z), out=d_z)
+        xp.multiply(grad_h - grad_h * z, 1 - n * n, out=d_n)
+        xp.multiply(d_n * hn, r * (1 - r), out=d_r)
+        grad_hidden[...] = grad_input
+        xp.multiply(d_n, r, out=grad_hidden[:, 2 * h:])
+        through_update = grad_h * z
+        through_projection = _matmul(grad_hidden, w_hh)
+        # (output's + update's) + projection's: the order the step-by-step graph's gradients arrive in
+        from_output = None if previous is None or grad_output is None else grad_output[previous]
+        grad_h = through_update if from_output is None else from_output + through_update
+        grad_h += through_projection
+    return grad_input_all, grad_hidden_all, grad_h

@@ -157,11 +157,89 @@ def _thnn_differentiable_gru_cell_backward(grad_hy, input_gates, hidden_gates, h
             aten.sum.dim_IntList(grad_hidden_gates, [0]))
 
 
+# --- whole layers -------------------------------------------------------------------------------------------------
+# ``mkldnn_rnn_layer``: one layer and direction of an LSTM or GRU over an unpacked sequence, torch's single-layer
+# recurrence op (its CPU LSTM runs it on oneDNN). The mode numbers are torch's (cuDNN's): 2 LSTM, 3 GRU. npusim's
+# workspace is its own: the LSTM's activated gates and cell states, the GRU's [r, z, n, hn], per step.
+
+LSTM_MODE, GRU_MODE = 2, 3
+
+
+def _layer_input(input, batch_first):
+    """The (time, batch, features) array of the input."""
+    return input._a.swapaxes(0, 1) if batch_first else input._a
+
+
+def _check_layer(fn, input, weights, hx, mode, hidden_size, num_layers, batch_sizes, has_biases):
+    if mode not in (LSTM_MODE, GRU_MODE):
+        raise RuntimeError(f"{fn}: mode {mode} is not LSTM (2) or GRU (3)")
+    if list(batch_sizes) or num_layers != 1:
+        raise RuntimeError(f"{fn}: one layer over an unpacked sequence only")
+    if input.dim() != 3:
+        raise RuntimeError(f"{fn}: expected a 3-dimensional input, got {input.dim()}-dimensional")
+    gates = (4 if mode == LSTM_MODE else 3) * hidden_size
+    used = weights if has_biases else weights[:2]
+    if list(weights[0].shape) != [gates, input.shape[2]] or list(weights[1].shape) != [gates, hidden_size] or \
+            any(list(w.shape) != [gates] for w in used[2:]) or list(hx.shape) != [input.shape[1], hidden_size]:
+        raise RuntimeError(f"{fn}: the weights or the state do not match the input and hidden_size {hidden_size}")
+    C.require_float(input._a, fn)
+    for t in (*used, hx):
+        if t.dtype is not input.dtype:
+            raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAME[input.dtype]} but found "
+                               f"{SCALAR_TYPE_NAME[t.dtype]}")
+
+
+def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode, hidden_size,
+                     num_layers, has_biases, bidirectional, batch_first, train):
+    """(output, hy, cy, workspace) of one layer; a GRU has no cell state (cy is empty and cx_ unread)."""
+    fn = "mkldnn_rnn_layer"
+    _check_layer(fn, input, (weight0, weight1, weight2, weight3), hx_, mode, hidden_size, num_layers, batch_sizes,
+                 has_biases)
+    dev = C.same_device(input, weight0, weight1, hx_, *((weight2, weight3) if has_biases else ()))
+    b_ih, b_hh = (weight2._a, weight3._a) if has_biases else (None, None)
+    gates = K.input_projection(_layer_input(input, batch_first), weight0._a, b_ih)
+    if mode == LSTM_MODE:
+        output, hy, cy, workspace = K.lstm_layer(gates, hx_._a, cx_._a, weight1._a, b_hh, reverse)
+    else:
+        output, hy, workspace = K.gru_layer(gates, hx_._a, weight1._a, b_hh, reverse)
+        cy = output.reshape(-1)[:0].copy()   # no cell state
+    output = output.swapaxes(0, 1) if batch_first else output
+    return C.make(output, dev), C.make(hy, dev), C.make(cy, dev), C.make(workspace, dev)
+
+
+def mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx_tmp, output, hy_, cy_, grad_output,
+                              grad_hy, grad_cy, reverse, mode, hidden_size, num_layers, has_biases, train,
+                              bidirectional, batch_sizes, batch_first, workspace):
+    """(grad of input, of the four weights, of hx, of cx): backward through time with one product per step, then
+    the input's and the weights' gradients as one product each over all steps (the biases' as one sum)."""
+    dev = C.same_device(input, weight1, weight2, hx_, workspace)
+    x = _layer_input(input, batch_first)
+    outputs = _layer_input(output, batch_first)
+    grad_out = None if grad_output is None else _layer_input(grad_output, batch_first)
+    w_ih, w_hh = weight1._a, weight2._a
+    if mode == LSTM_MODE:
+        grad_gates, grad_hx, grad_cx = K.lstm_layer_backward(grad_out, _arr(grad_hy), _arr(grad_cy), hx_._a,
+                                                             cx_tmp._a, w_hh, workspace._a, reverse)
+        grad_input_gates = grad_hidden_gates = grad_gates
+    else:
+        grad_input_gates, grad_hidden_gates, grad_hx = K.gru_layer_backward(grad_out, _arr(grad_hy), hx_._a, outputs,
+                                                                            w_hh, workspace._a, reverse)
+        grad_cx = None
+    grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh = K.layer_parameter_grads(
+        x, w_ih, grad_input_gates, grad_hidden_gates, hx_._a, outputs, has_biases, reverse)
+    if batch_first:
+        grad_x = grad_x.swapaxes(0, 1)
+    return tuple(None if a is None else C.make(a, dev)
+                 for a in (grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh, grad_hx, grad_cx))
+
+
 KERNELS = {
     "_thnn_fused_lstm_cell": _thnn_fused_lstm_cell,
     "_thnn_fused_lstm_cell_backward_impl": _thnn_fused_lstm_cell_backward_impl,
     "_thnn_fused_gru_cell": _thnn_fused_gru_cell,
     "_thnn_fused_gru_cell_backward": _thnn_fused_gru_cell_backward,
+    "mkldnn_rnn_layer": mkldnn_rnn_layer,
+    "mkldnn_rnn_layer_backward": mkldnn_rnn_layer_backward,
 }
 
 # Ops that decompose into other ops (CompositeImplicitAutograd), as in torch.

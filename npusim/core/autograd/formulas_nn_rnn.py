@@ -51,3 +51,94 @@ def fused_gru_cell_backward(ctx, grad_hy=None, grad_workspace=None):
     else:
         grads = aten._thnn_fused_gru_cell_backward.default(grad_hy, _result(ctx, 1), input_bias is not None)
     return _needed(ctx.needs_input_grad, grads)
+
+
+# --- whole layers -------------------------------------------------------------------------------------------------
+# torch's formula returns no gradient under grad mode; npusim's layers run this op where they used to step with the
+# fused cells, so under ``create_graph=True`` the formula replays the layer with those cells (single differentiable
+# ops) and runs their differentiable backward through time, as the step-by-step graph would have.
+
+_LAYER_INPUTS = ("input", "weight0", "weight1", "weight2", "weight3", "hx_", "cx_")
+_LSTM_MODE = 2
+
+
+@derivative("mkldnn_rnn_layer", inputs=_LAYER_INPUTS,
+            save=_LAYER_INPUTS + ("reverse", "batch_sizes", "mode", "hidden_size", "num_layers", "has_biases",
+                                  "bidirectional", "batch_first", "train"),
+            save_result=True, nondiff_outputs=(3,), name="MkldnnRnnLayerBackward0")
+def mkldnn_rnn_layer_backward(ctx, grad_output=None, grad_hy=None, grad_cy=None, grad_workspace=None):
+    if grad_output is None and grad_hy is None and grad_cy is None:
+        return (None,) * 7
+    if grad_mode.tls.enabled:
+        grads = _differentiable_layer_backward(ctx, grad_output, grad_hy, grad_cy)
+    else:
+        grads = aten.mkldnn_rnn_layer_backward.default(
+            ctx.input, ctx.weight0, ctx.weight1, ctx.weight2, ctx.weight3, ctx.hx_, ctx.cx_, _result(ctx, 0),
+            _result(ctx, 1), _result(ctx, 2), grad_output, grad_hy, grad_cy, ctx.reverse, ctx.mode, ctx.hidden_size,
+            ctx.num_layers, ctx.has_biases, ctx.train, ctx.bidirectional, ctx.batch_sizes, ctx.batch_first,
+            _result(ctx, 3))
+    return _needed(ctx.needs_input_grad, grads)
+
+
+def _differentiable_layer_backward(ctx, grad_output, grad_hy, grad_cy):
+    lstm = ctx.mode == _LSTM_MODE
+    w_ih, w_hh = ctx.weight0, ctx.weight1
+    b_ih, b_hh = (ctx.weight2, ctx.weight3) if ctx.has_biases else (None, None)
+    x = aten.transpose.int(ctx.input, 0, 1) if ctx.batch_first else ctx.input
+    if grad_output is not None and ctx.batch_first:
+        grad_output = aten.transpose.int(grad_output, 0, 1)
+    steps = x.shape[0]
+    order = range(steps - 1, -1, -1) if ctx.reverse else range(steps)
+    # the replayed forward: each step's gate projections and state, as differentiable ops
+    input_gates = [aten.linear.default(x[t], w_ih, b_ih) for t in range(steps)]
+    hidden_gates, states, cells = [None] * steps, [None] * steps, [None] * steps
+    previous_of = {}
+    hidden, cell = ctx.hx_, ctx.cx_
+    for t in order:
+        previous_of[t] = (hidden, cell)
+        hidden_gates[t] = aten.linear.default(hidden, w_hh, b_hh)
+        if lstm:
+            hidden, cell, _ = aten._thnn_fused_lstm_cell.default(input_gates[t], hidden_gates[t], cell)
+            cells[t] = cell
+        else:
+            hidden, _ = aten._thnn_fused_gru_cell.default(input_gates[t], hidden_gates[t], hidden)
+        states[t] = hidden
+    # backward through time with the cells' differentiable backward
+    grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh = [None] * steps, None, None, None, None
+    recurrent_h, grad_cell = grad_hy, grad_cy
+    for t in reversed(list(order)):
+        grad_h = recurrent_h
+        if grad_output is not None:
+            grad_h = grad_output[t] if grad_h is None else _add(grad_output[t], grad_h)
+        previous_hidden, previous_cell = previous_of[t]
+        if lstm:
+            grad_ig, grad_hg, grad_cell, _, _ = aten._thnn_differentiable_lstm_cell_backward.default(
+                grad_h, grad_cell, input_gates[t], hidden_gates[t], None, None, previous_cell, cells[t])
+            through_update = None
+        else:
+            grad_ig, grad_hg, through_update, _, _ = aten._thnn_differentiable_gru_cell_backward.default(
+                grad_h, input_gates[t], hidden_gates[t], previous_hidden, None, None)
+        if grad_ig is None:
+            recurrent_h = None
+            continue
+        recurrent_h = aten.mm.default(grad_hg, w_hh)
+        if through_update is not None:
+            recurrent_h = _add(through_update, recurrent_h)
+        grad_x[t] = aten.mm.default(grad_ig, w_ih)
+        grad_w_ih = _sum_into(grad_w_ih, aten.mm.default(aten.t.default(grad_ig), x[t]))
+        grad_w_hh = _sum_into(grad_w_hh, aten.mm.default(aten.t.default(grad_hg), previous_hidden))
+        if b_ih is not None:
+            grad_b_ih = _sum_into(grad_b_ih, aten.sum.dim_IntList(grad_ig, [0]))
+            grad_b_hh = _sum_into(grad_b_hh, aten.sum.dim_IntList(grad_hg, [0]))
+    zeros = aten.zeros_like.default
+    grad_input = aten.stack.default([g if g is not None else zeros(x[t]) for t, g in enumerate(grad_x)])
+    if ctx.batch_first:
+        grad_input = aten.transpose.int(grad_input, 0, 1)
+    return (grad_input, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh, recurrent_h, grad_cell if lstm else None)
+
+
+def _sum_into(total, term):
+    return term if total is None else _add(total, term)
+
+
+_add = aten.add.Tensor

@@ -16,6 +16,7 @@ import numbers
 import warnings
 
 from ...core.autocast.state import is_any_autocast_enabled
+from ...core.c10.dispatch_keys import DispatchKey
 from ...core.c10.dtype import SCALAR_TYPE_NAME, float32, float64
 from ...core.dispatch.ops_namespace import aten
 from ...api.operators import cat, stack
@@ -40,6 +41,10 @@ _FUSED_DTYPES = (float32, float64)
 _fused_lstm_cell = aten._thnn_fused_lstm_cell.default
 _fused_gru_cell = aten._thnn_fused_gru_cell.default
 _t = aten.t.default
+# torch's single-layer recurrence op (mkldnn_rnn_layer) and its mode numbers
+_layer = aten.mkldnn_rnn_layer.default
+_LAYER_MODES = {"LSTM": 2, "GRU": 3}
+_BATCHED = 1 << DispatchKey.FuncTorchBatched
 
 
 def _hidden_gates(hidden, w_hh, b_hh, b_hh_column):
@@ -62,6 +67,13 @@ def _fusable(gates, *states):
     (16-bit steps round after every op, and under autocast the gates and states may differ in dtype)."""
     dtype = gates.dtype
     return dtype in _FUSED_DTYPES and all(s.dtype is dtype for s in states)
+
+
+def _layer_applies(*tensors):
+    """Whether the whole-layer op computes this layer: the fused cells' dtypes (``_fusable``), no autocast (whose
+    casts the per-step projections apply), and no vmap (whose batching rules are the cells')."""
+    present = [t for t in tensors if t is not None]
+    return not is_any_autocast_enabled() and _fusable(*present) and not any(t._ks & _BATCHED for t in present)
 
 
 def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None, b_hh_column=None):
@@ -284,6 +296,14 @@ class RNNBase(Module):
 
     def _run_direction(self, input, hidden, cell, weights, reverse):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
+        if self.mode in _LAYER_MODES and w_hr is None and _layer_applies(input, w_ih, w_hh, b_ih, b_hh, hidden, cell):
+            # the whole recurrence as one op and one autograd node; the same numbers as the steps below
+            output, hidden, cell, _ = _layer(input, w_ih, w_hh, w_ih if b_ih is None else b_ih,
+                                             w_hh if b_hh is None else b_hh, hidden,
+                                             hidden if cell is None else cell, reverse, [], _LAYER_MODES[self.mode],
+                                             w_hh.shape[1], 1, b_ih is not None, self.bidirectional, False,
+                                             self.training)
+            return output, hidden, None if self.mode == "GRU" else cell
         # The input's contribution to every step in one matmul over all (time, batch) rows, as torch's CPU
         # recurrence does; only the recurrent part stays in the loop.
         steps_count, batch = input.shape[0], input.shape[1]
