@@ -82,10 +82,13 @@ def test_every_formulas_module_of_autograd_is_loaded():
     assert names and all(f"npusim.core.autograd.{name}" in sys.modules for name in names)
 
 
-def test_node_names_numbered_across_formula_modules_keep_torchs_numbers():
-    # Node names are numbered per base name in registration order, and MaxBackward / MinBackward are shared by
-    # formulas_elementwise (max.other) and formulas_reductions: importing the formula modules in name order keeps
-    # the full reduction at torch's MaxBackward1 / MinBackward1.
+def test_node_names_of_max_and_min_are_torchs():
+    # torch numbers the overloads' nodes in its derivatives.yaml order: max.dim's is MaxBackward0, the full
+    # reduction's MaxBackward1, and max(x, y) is maximum (MaximumBackward0)
     x = npusim.tensor([1.0, 3.0, 2.0], requires_grad=True)
     assert npusim.max(x).grad_fn.name() == "MaxBackward1"
     assert npusim.min(x).grad_fn.name() == "MinBackward1"
+    assert npusim.max(x, 0).values.grad_fn.name() == "MaxBackward0"
+    assert npusim.min(x, 0, keepdim=True)[0].grad_fn.name() == "MinBackward0"
+    assert npusim.max(x, x).grad_fn.name() == "MaximumBackward0"
+    assert npusim.min(x, x).grad_fn.name() == "MinimumBackward0"

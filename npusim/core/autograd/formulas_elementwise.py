@@ -418,12 +418,16 @@ def _max_min_backward(ctx, g, pick):
     return (as_input(gx, x) if gx is not None else None, as_input(gy, y) if gy is not None else None)
 
 
-@derivative("maximum", "max.other", inputs=("self", "other"), save=("self", "other"))
+# torch.max(x, y) is maximum in torch: its node is MaximumBackward0 and takes no MaxBackward/MinBackward number
+@derivative("max.other", inputs=("self", "other"), save=("self", "other"), name="MaximumBackward0")
+@derivative("maximum", inputs=("self", "other"), save=("self", "other"))
 def maximum_backward(ctx, g):
     return _max_min_backward(ctx, g, aten.gt.Tensor)
 
 
-@derivative("minimum", "min.other", inputs=("self", "other"), save=("self", "other"))
+# torch.min(x, y) is minimum in torch: its node is MinimumBackward0 and takes no MaxBackward/MinBackward number
+@derivative("min.other", inputs=("self", "other"), save=("self", "other"), name="MinimumBackward0")
+@derivative("minimum", inputs=("self", "other"), save=("self", "other"))
 def minimum_backward(ctx, g):
     return _max_min_backward(ctx, g, aten.lt.Tensor)
 

@@ -111,7 +111,9 @@ def _evenly(g, x, result, dims, keepdim):
     return _mul(_div(gg, count), mask)
 
 
-@derivative("max", "min", save=("self",), save_result=True)
+# torch's numbers: the reductions over dims are MaxBackward0 / MinBackward0, the full ones MaxBackward1 / MinBackward1
+@derivative("max", save=("self",), save_result=True, name="MaxBackward1")
+@derivative("min", save=("self",), save_result=True, name="MinBackward1")
 def max_all_backward(ctx, g):
     return _evenly(g, ctx.self, ctx.result, None, False)
 
@@ -122,7 +124,8 @@ def amax_backward(ctx, g):
     return _evenly(g, x, ctx.result, _dims(ctx.dim, x.dim()), ctx.keepdim)
 
 
-@derivative("max.dim", "min.dim", save=("self", "dim", "keepdim"), save_result=True, nondiff_outputs=(1,))
+@derivative("max.dim", save=("self", "dim", "keepdim"), save_result=True, nondiff_outputs=(1,), name="MaxBackward0")
+@derivative("min.dim", save=("self", "dim", "keepdim"), save_result=True, nondiff_outputs=(1,), name="MinBackward0")
 def max_dim_backward(ctx, g, g_indices=None):
     x = ctx.self
     indices = ctx.result[1]
