@@ -44,6 +44,12 @@ def embedding_backward(grad, idx, num_weights, padding_idx, scale_grad_by_freq):
             flat, g = flat[keep], g[keep]
         else:   # a boolean mask would read its count back: zero the padding rows' gradients instead
             g = xp.where(keep[:, None], g, 0).astype(g.dtype, copy=False)
+    if xp is np:
+        # one flat scatter-add of elements: NumPy's 1-D ufunc.at path, ~5x faster than adding whole rows at the
+        # 2-D fallback path, with each row still summed in lookup order (the same arithmetic as torch's index_add)
+        out = np.zeros(num_weights * dim, dtype=g.dtype)
+        np.add.at(out, (flat.astype(_I64, copy=False)[:, None] * dim + np.arange(dim)).reshape(-1), g.reshape(-1))
+        return cast_like(out.reshape(num_weights, dim), grad)
     out = xp.zeros((num_weights, dim), dtype=g.dtype)
     xp.add.at(out, flat, g)
     return cast_like(out, grad)
