@@ -268,7 +268,9 @@ def _checked(kernel, bound, gate: int, served: str):
     if gate == 0:
         body = [check]
     else:
-        sizes = " * ".join(f"getattr(getattr({n}, '_a', None), 'size', 1)" for n in gated)
+        # a plain tensor's size is two attribute reads; anything else (a number, None) counts 1 as before
+        sizes = " * ".join(f"({n}._a.size if {n}.__class__ is _Tensor else "
+                           f"getattr(getattr({n}, '_a', None), 'size', 1))" for n in gated)
         body = [f"if {sizes} > _early:", f"    {check}"]
     src = (f"def _make({', '.join(_HELPERS + tuple(defaults))}):\n"
            f"    def kernel_with_capacity_check({parameters}):\n"
@@ -277,13 +279,13 @@ def _checked(kernel, bound, gate: int, served: str):
     # one compile per distinct source (many kernels share a signature and a gate); its globals name this
     # module, so frames of the wrapper count as npusim's own (e.g. for warnings)
     wrapper = codegen.compile_function(src, codegen.CAPACITY_CHECK, _GEN_GLOBALS)(
-        kernel, bound, _check, _EARLY_ELEMENTS, **defaults)
+        kernel, bound, _check, _EARLY_ELEMENTS, Tensor, **defaults)
     codegen.name_function(wrapper, codegen.CAPACITY_CHECK, served)
     functools.update_wrapper(wrapper, kernel)
     return wrapper
 
 
-_HELPERS = ("_kernel", "_bound", "_check", "_early")
+_HELPERS = ("_kernel", "_bound", "_check", "_early", "_Tensor")
 _GEN_GLOBALS = {"__name__": __name__}
 
 

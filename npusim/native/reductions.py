@@ -93,7 +93,11 @@ _add_reduce = np.add.reduce
 
 
 def sum_(self, *, dtype=None):
-    a = self._a
+    try:
+        a = self._a
+    except AttributeError:
+        _refuse_non_tensor("sum", self)
+        raise
     if a.__class__ is _ndarray and a.size <= _SMALL_SUM:
         dt = a.dtype
         # dtype= naming the input's own float dtype (autocast asks for float32) takes the fast path too
@@ -154,7 +158,11 @@ def _mean_dtype(a, dtype) -> D.dtype:
 
 
 def mean(self, *, dtype=None):
-    a = self._a
+    try:
+        a = self._a
+    except AttributeError:
+        _refuse_non_tensor("mean", self)
+        raise
     return C.wrap(R.mean(a, None, False, _mean_dtype(a, dtype).np), self._device)
 
 
@@ -620,18 +628,27 @@ def log_softmax_internal(self, dim, half_to_float):
     return _softmax(self, dim, _half_to_float_dtype(self, half_to_float), True)
 
 
+def _refuse_non_tensor(name, self):
+    """torch's error for a Python number as ``self`` (the dispatcher lets numbers through a Tensor slot)."""
+    if not isinstance(self, Tensor):
+        raise RuntimeError(f"aten::{name}() Expected a value of type 'Tensor' for argument 'self' but instead "
+                           f"found type '{type(self).__name__}'.") from None
+
+
 def _tensor_self(name, fn):
-    """``fn`` raising torch's error when ``self`` is a Python number (the dispatcher lets numbers through)."""
+    """``fn`` raising torch's error when ``self`` is a Python number."""
     @functools.wraps(fn)
     def kernel(self, *args, **kwargs):
         try:
             return fn(self, *args, **kwargs)
         except AttributeError:
-            if isinstance(self, Tensor):
-                raise
-            raise RuntimeError(f"aten::{name}() Expected a value of type 'Tensor' for argument 'self' but instead "
-                               f"found type '{type(self).__name__}'.") from None
+            _refuse_non_tensor(name, self)
+            raise
     return kernel
+
+
+# the full sum and mean check their self themselves: the two reductions every loss runs skip the wrapper's frame
+_CHECK_THEIR_SELF = (sum_, mean)
 
 
 _TABLE = {
@@ -654,4 +671,5 @@ _TABLE = {
     "softmax.int": softmax, "_softmax": softmax_internal,
     "log_softmax.int": log_softmax, "_log_softmax": log_softmax_internal,
 }
-KERNELS = {overload: _tensor_self(overload.split(".")[0], fn) for overload, fn in _TABLE.items()}
+KERNELS = {overload: fn if fn in _CHECK_THEIR_SELF else _tensor_self(overload.split(".")[0], fn)
+           for overload, fn in _TABLE.items()}

@@ -123,7 +123,8 @@ def if_any(conditions) -> list:
     """The lines of ``if c1 or c2 ...:``, one condition a line (the body is the caller's, indented once)."""
     if len(conditions) == 1:
         return [f"if {conditions[0]}:"]
-    return [f"if ({conditions[0]}"] + [f"        or {c}" for c in conditions[1:-1]] + [f"        or {conditions[-1]}):"]
+    return ([f"if ({conditions[0]}"] + [f"        or {c}" for c in conditions[1:-1]]
+            + [f"        or {conditions[-1]}):"])
 
 
 def indent(lines, depth: int = 1) -> str:
