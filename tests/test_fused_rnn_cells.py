@@ -329,11 +329,14 @@ def test_layers_under_autocast_keep_their_results(device):
 # --- vmap ---------------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])
-def test_vmap_folds_the_batch_into_the_cells_rows(device, mode):
+def test_vmap_folds_the_batch_into_the_cells_rows(device, mode, monkeypatch):
     import warnings
 
+    import npusim.nn.modules.rnn as rnn_module
     from npusim.func import functional_call, grad, vmap
     from npusim.func.batched_fallback import STATS
+    # under vmap the layers step through the cells; so does the per-sample loop compared with it here
+    monkeypatch.setattr(rnn_module, "_LAYER_MODES", {})
     npusim.manual_seed(0)
     layer = getattr(nn, mode)(2, 3).to(device)
     xs = npusim.randn(4, 5, 2, 2, device=device)

@@ -221,37 +221,36 @@ def _workspace_blocks(workspace, steps, batch, h):
             workspace[5 * n:].reshape(steps, batch, h))
 
 
-def _previous_state(hx, output, t, reverse):
-    """The hidden state step t started from."""
+def _previous_states(hx, output, reverse):
+    """Every step's incoming hidden state, in step order: (time, batch, hidden), contiguous."""
+    xp = namespace_of(output)
     if reverse:
-        return hx if t == output.shape[0] - 1 else output[t + 1]
-    return hx if t == 0 else output[t - 1]
+        return xp.concatenate([output[1:], hx[None]])
+    return xp.concatenate([hx[None], output[:-1]])
 
 
 def layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, output, has_bias, reverse):
     """(grad of x, of W_ih, of W_hh, of b_ih, of b_hh) from the gates' gradients of every step. x's, W_ih's and
     b_ih's are one product (sum) each over the (time, batch) rows, as the input projection's addmm backward runs
-    them; W_hh's and b_hh's add up each step's product (row sum) in the order backward through time reaches the
-    steps, the step-by-step graph's summation."""
+    them; W_hh's is one product over all steps too (the step-by-step graph added one product per step: the same
+    terms, summed in another order); b_hh's adds up each step's row sum in the order backward through time reaches
+    the steps, as that graph did."""
     xp = namespace_of(x)
     steps, batch = x.shape[0], x.shape[1]
     rows = steps * batch
     grad_ig = grad_input_gates.reshape(rows, -1)
     grad_x = _matmul(grad_ig, w_ih).reshape(steps, batch, w_ih.shape[1])
     grad_w_ih = _matmul(grad_ig.T, x.reshape(rows, x.shape[2]))
-    grad_w_hh = grad_b_ih = grad_b_hh = None
+    grad_w_hh = _matmul(grad_hidden_gates.reshape(rows, -1).T, _previous_states(hx, output, reverse).reshape(rows, -1))
+    if not has_bias:
+        return grad_x, grad_w_ih, grad_w_hh, None, None
+    grad_b_ih = _reductions.sum_(grad_ig, (0,), False, grad_ig.dtype)
+    # each step's sum over the batch rows (in row order), then the steps in backward order
+    step_sums = xp.add.reduce(grad_hidden_gates, axis=1)
+    grad_b_hh = None
     for t in _steps(steps, not reverse):
-        grad_hg = grad_hidden_gates[t].T
-        grad_w_hh = _accumulated(xp, grad_w_hh, _matmul(grad_hg, _previous_state(hx, output, t, reverse)))
-        if has_bias:
-            grad_b_hh = _accumulated(xp, grad_b_hh, _reductions.sum_(grad_hg, (1,), False, grad_hg.dtype))
-    if has_bias:
-        grad_b_ih = _reductions.sum_(grad_ig, (0,), False, grad_ig.dtype)
+        grad_b_hh = step_sums[t].copy() if grad_b_hh is None else xp.add(grad_b_hh, step_sums[t], out=grad_b_hh)
     return grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh
-
-
-def _accumulated(xp, total, term):
-    return term if total is None else xp.add(total, term, out=total)
 
 
 def _step_grad(grad_output, t, recurrent):
