@@ -64,22 +64,25 @@ class Adam(Optimizer):
     _tensor_step_counters = True
 
     def _init_group(self, group, params_with_grad, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps):
+        amsgrad = group["amsgrad"]
+        states = self.state
         for p in group["params"]:
-            if p.grad is None:
+            grad = p.grad
+            if grad is None:
                 continue
             params_with_grad.append(p)
-            grads.append(p.grad)
-            state = self.state[p]
+            grads.append(grad)
+            state = states[p]
             if len(state) == 0:
                 # the step counter lives on the cpu, as torch keeps it when neither capturable nor fused
                 state["step"] = _tensor(0.0, dtype=_scalar_dtype())
                 state["exp_avg"] = _factories.zeros_like(p)
                 state["exp_avg_sq"] = _factories.zeros_like(p)
-                if group["amsgrad"]:
+                if amsgrad:
                     state["max_exp_avg_sq"] = _factories.zeros_like(p)
             exp_avgs.append(state["exp_avg"])
             exp_avg_sqs.append(state["exp_avg_sq"])
-            if group["amsgrad"]:
+            if amsgrad:
                 max_exp_avg_sqs.append(state["max_exp_avg_sq"])
             state_steps.append(state["step"])
 
@@ -104,6 +107,10 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
     lr = _get_value(_to_scalar(lr))
     beta1 = _get_value(_to_scalar(beta1))
     beta2 = _get_value(_to_scalar(beta2))
+    # the array update needs the plain path (no callbacks, autocast or key guards) and grad mode off: one test
+    # for the whole list, as nothing in the loop changes either
+    arrays_ok = not amsgrad and (weight_decay == 0 or decoupled_weight_decay) and not _slow_path_active() and \
+        not _is_grad_enabled()
     for i, param in enumerate(params):
         grad = grads[i] if not maximize else grads[i].neg()
         exp_avg = exp_avgs[i]
@@ -112,8 +119,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, 
 
         step_t.add_(1)
 
-        if not amsgrad and (weight_decay == 0 or decoupled_weight_decay) and \
-                _arrays_fit(param, grad, exp_avg, exp_avg_sq):
+        if arrays_ok and _arrays_fit(param, grad, exp_avg, exp_avg_sq):
             step = step_t.item()
             _update_arrays(param, grad, exp_avg, exp_avg_sq, decay=lr * weight_decay if weight_decay != 0 else None,
                            lerp_weight=1 - beta1, beta2=beta2, bias_correction2_sqrt=(1 - beta2 ** step) ** 0.5,
@@ -165,7 +171,8 @@ _may_share_memory = np.may_share_memory
 
 
 def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
-    if _slow_path_active() or _is_grad_enabled() or grad.__class__ is not Tensor or \
+    """Whether the four tensors' arrays take the piecewise update (the caller has checked the modes)."""
+    if grad.__class__ is not Tensor or \
             exp_avg.__class__ is not Tensor or exp_avg_sq.__class__ is not Tensor or not isinstance(param, Tensor):
         return False
     dev = param._device
@@ -175,12 +182,19 @@ def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
     if a.dtype not in _UPDATE_DTYPES or grad._device is not dev or exp_avg._device is not dev or \
             exp_avg_sq._device is not dev:
         return False
-    for x in arrays:
-        if x.__class__ is not _ndarray or x.dtype != a.dtype or x.shape != a.shape or not x.flags.c_contiguous:
-            return False
+    owners = 0
     for i, x in enumerate(arrays):
-        if i != 1 and not x.flags.writeable:
+        if x.__class__ is not _ndarray or x.dtype != a.dtype or x.shape != a.shape:
             return False
+        flags = x.flags
+        if not flags.c_contiguous or (i != 1 and not flags.writeable):
+            return False
+        owners += flags.owndata
+    if owners == 4:
+        # four arrays that each own their memory overlap only if two are the same array
+        return arrays[0] is not arrays[1] and arrays[0] is not arrays[2] and arrays[0] is not arrays[3] and \
+            arrays[1] is not arrays[2] and arrays[1] is not arrays[3] and arrays[2] is not arrays[3]
+    for i, x in enumerate(arrays):
         for y in arrays[i + 1:]:
             if _may_share_memory(x, y):
                 return False

@@ -408,9 +408,17 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors: to ``None`` (default) or to zeros in place."""
+        plain_grad = Tensor.grad     # the .grad property (a subclass may override it)
         for group in self.param_groups:
             for p in group["params"]:
-                grad = p.grad
+                if p.__class__.grad is plain_grad:
+                    am = p._am
+                    if am is None:
+                        continue      # a tensor that never had autograd state has no gradient
+                    if set_to_none and am.grad_fn is None:
+                        am.grad = None    # a leaf's gradient, dropped without the property's checks
+                        continue
+                grad = p.grad     # (a non-leaf's read warns, as torch's does)
                 if grad is None:
                     continue
                 if set_to_none:

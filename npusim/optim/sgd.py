@@ -33,11 +33,13 @@ class SGD(Optimizer):
     _group_defaults = {"nesterov": False, "maximize": False, "foreach": None, "differentiable": False, "fused": False}
 
     def _init_group(self, group, params, grads, momentum_buffer_list):
+        momentum = group["momentum"] != 0
         for p in group["params"]:
-            if p.grad is not None:
+            grad = p.grad
+            if grad is not None:
                 params.append(p)
-                grads.append(p.grad)
-                if group["momentum"] != 0:
+                grads.append(grad)
+                if momentum:
                     momentum_buffer_list.append(self.state[p].get("momentum_buffer"))
 
     @_use_grad_for_differentiable
