@@ -60,10 +60,12 @@ def layer_norm(x, n_normalized, weight, bias, eps, stat_dtype):
         xp = namespace_of(x)
         nan = xp.full(stats_shape, np.nan, stat_dtype)
         return xp.empty(x.shape, x.dtype), nan, nan.copy()
-    mean, var = _moments(xf, axes)
+    xp = namespace_of(xf)
+    mean = xf.mean(axis=axes, keepdims=True)
+    y = xf - mean   # the centred input is kept: it is the variance's deviations and the output's numerator
+    var = xp.multiply(y, y).mean(axis=axes, keepdims=True)
     rstd = _rstd(var, eps)
-    y = (xf - mean) * rstd
-    y = _affine(y, weight, bias, x.shape[x.ndim - n_normalized:])
+    y = _affine(xp.multiply(y, rstd, out=y), weight, bias, x.shape[x.ndim - n_normalized:])
     return _cast(y, x.dtype), _cast(mean, stat_dtype), _cast(rstd, stat_dtype)
 
 

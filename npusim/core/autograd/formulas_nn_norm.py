@@ -39,15 +39,16 @@ def _compute_dtype(x):
     return D.float32 if x.dtype in _HALF else x.dtype
 
 
-def _normalized_input_grad(xc, rstd, g_hat, g_mean, g_rstd, dims, n):
+def _normalized_input_grad(xc, rstd, g_hat, g_mean, g_rstd, dims, n, xhat_fn=None):
     """Gradient of x through xhat = (x - mean) * rstd, mean and rstd taken over ``dims`` (n elements each).
 
     ``xc`` is x - mean; ``g_hat`` the gradient of xhat; ``g_mean`` / ``g_rstd`` those of the statistics
-    (broadcastable to x), any of them possibly None.
+    (broadcastable to x), any of them possibly None. ``xhat_fn``, when given, returns xc * rstd (computed once
+    for this and the weight's gradient).
     """
     gi = None
     if g_hat is not None:
-        xhat = _mul(xc, rstd)
+        xhat = xhat_fn() if xhat_fn is not None else _mul(xc, rstd)
         centred = _sub(g_hat, aten.mean.dim(g_hat, dims, True))
         gi = _mul(_sub(centred, _mul(xhat, aten.mean.dim(_mul(g_hat, xhat), dims, True))), rstd)
     if g_mean is not None:
@@ -90,11 +91,18 @@ def native_layer_norm_backward(ctx, g=None, g_mean=None, g_rstd=None):
     batch_dims = list(range(x.dim() - k))
     n = math.prod(x.shape[x.dim() - k:])
     xc = _sub(xo, mean)
+    xhat = []
+
+    def xhat_fn():   # xc * rstd, computed at most once
+        if not xhat:
+            xhat.append(_mul(xc, rstd))
+        return xhat[0]
     gi = None
     if need[0]:
         g_hat = go if go is None or w is None else _mul(go, w)
-        gi = _to(_normalized_input_grad(xc, rstd, g_hat, _to(g_mean, dt), _to(g_rstd, dt), dims, n), x.dtype)
-    gw, gb = _affine_grads(need, go, lambda: _mul(xc, rstd), w, batch_dims)
+        gi = _normalized_input_grad(xc, rstd, g_hat, _to(g_mean, dt), _to(g_rstd, dt), dims, n, xhat_fn)
+        gi = _to(gi, x.dtype)
+    gw, gb = _affine_grads(need, go, xhat_fn, w, batch_dims)
     return gi, _param_dtype(gw, w), _param_dtype(gb, ctx.bias_meta)
 
 
