@@ -26,6 +26,7 @@ import sys
 
 import numpy as np
 
+from . import half_casts as _hc
 from . import out_destination as _od
 
 _ndarray = np.ndarray
@@ -213,6 +214,8 @@ def unary(ufunc, a, out=None):
 
 def copyto(dst, src, casting="same_kind"):
     """``np.copyto(dst, src, casting=...)`` for a NumPy ``dst``, split when ``dst`` is large."""
+    if dst.size < _min_size and _hc.copyto(dst, src, casting):
+        return None
     if dst.size < _min_size or not (src.__class__ is _ndarray or isinstance(src, (np.generic, int, float, complex))):
         return np.copyto(dst, src, casting=casting)
     if not _copy_split(dst, src, casting):
@@ -248,7 +251,9 @@ def _copy_split(dst, src, casting) -> bool:
 
     def chunk(r):
         s, e = r
-        np.copyto(target[s:e], view[s:e] if sliced else view, casting=casting)
+        part, part_src = target[s:e], view[s:e] if sliced else view
+        if not _hc.copyto(part, part_src, casting):
+            np.copyto(part, part_src, casting=casting)
     _run(chunk, _bounds(length, parts, _ALIGN if flat else 1))
     return True
 
@@ -256,7 +261,8 @@ def _copy_split(dst, src, casting) -> bool:
 def astype(a, dtype):
     """``a.astype(dtype, order="K", copy=True)``, split when large (C-contiguous arrays only)."""
     if a.__class__ is not _ndarray or a.size < _min_size or not a.flags.c_contiguous:
-        return a.astype(dtype, order="K", copy=True)
+        r = _hc.astype(a, dtype)    # float16 <-> float32 in ml_dtypes' faster loop, else None
+        return a.astype(dtype, order="K", copy=True) if r is None else r
     out = np.empty(a.shape, dtype)
     if not _copy_split(out, a, "unsafe"):
         np.copyto(out, a, casting="unsafe")
