@@ -1,0 +1,58 @@
+"""The host's float32 Box-Muller (kernels/random_box_muller.py) gives box_muller's bits, whatever the inputs."""
+import math
+
+import numpy as np
+import pytest
+
+from npusim.kernels import random as KR
+from npusim.kernels import random_box_muller as BM
+
+# uniforms on the edges of the angle's reduction and of the radius (u = 0 gives a radius of -0.0)
+_EDGES = np.array([0.0, 0.0, 0.0, 0.25, 0.0, 0.5, 1 - 2 ** -53, 0.75, 2 ** -53, 0.125, 0.5, 1 - 2 ** -53,
+                   0.3, 0.25 - 2 ** -53, 0.7, 0.75 + 2 ** -53])
+
+
+def _uniforms(seed, n):
+    u = np.random.Generator(np.random.Philox(seed)).random(2 * ((n + 1) // 2))
+    u[:_EDGES.size] = _EDGES
+    return u
+
+
+@pytest.mark.parametrize("mean, std", [(0.0, 1.0), (0.5, 2.0), (-3.0, 0.02), (1.0, 0.0), (1e30, 1e-30)])
+@pytest.mark.parametrize("n", [2 * BM.MIN_PAIRS, 3 * BM._BLOCK + 7, 1 << 20])
+def test_float32_values_are_box_mullers_bits(n, mean, std):
+    u = _uniforms(n, n)
+    expected = KR.box_muller(np, u, np.empty(n, np.float32), mean, std)
+    got = BM.box_muller_float32(u, np.empty(n, np.float32), mean, std)
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_values_left_to_the_library_keep_its_bits(monkeypatch):
+    # a bound this wide leaves every value to the exact path, which must give the same bits too
+    monkeypatch.setattr(BM, "_BOUND", 1.0)
+    u = _uniforms(3, 20000)
+    expected = KR.box_muller(np, u, np.empty(20000, np.float32), 0.25, 1.5)
+    assert BM.box_muller_float32(u, np.empty(20000, np.float32), 0.25, 1.5).tobytes() == expected.tobytes()
+
+
+def test_cos_sin_error_is_far_inside_the_bound():
+    quarter_edges = np.concatenate([k / 8 + np.arange(-5000, 5000) * 2.0 ** -53 for k in range(1, 8)])
+    u = np.concatenate([_uniforms(11, 1 << 20), quarter_edges, _EDGES])
+    values, sign = BM.cos_sin(u)
+    theta = u * (2 * math.pi)
+    error = max(np.abs(values[0] * sign - np.cos(theta)).max(), np.abs(values[1] * sign - np.sin(theta)).max())
+    assert error < BM._BOUND / 30
+
+
+def test_normal_uses_it_only_where_it_applies():
+    assert BM.usable(np.float32, 0.0, 1.0) and BM.usable(np.float32, -2.0, 0.0)
+    assert not BM.usable(np.float64, 0.0, 1.0) and not BM.usable(np.float16, 0.0, 1.0)
+    assert not BM.usable(np.float32, math.inf, 1.0) and not BM.usable(np.float32, 0.0, math.nan)
+
+
+def test_large_float32_draw_equals_the_formula(monkeypatch):
+    n = (1 << 20) + 3
+    fast, blocks = KR.normal(np, 21, 5, (n,), np.float32, 0.5, 3.0)
+    monkeypatch.setattr(BM, "usable", lambda *args: False)
+    plain, plain_blocks = KR.normal(np, 21, 5, (n,), np.float32, 0.5, 3.0)
+    assert blocks == plain_blocks and fast.tobytes() == plain.tobytes()
