@@ -1,13 +1,15 @@
 """Throughput of random draws, in one run: npusim (cpu and emulated npu) vs NumPy and torch.
 
-    python bench/bench_rng.py [--repeats N] [--size N]
+    python bench/bench_rng.py [--repeats N] [--size N] [--threads 1,2]
 
 The headline is ``rand`` of 16M float32 values; ``randn``, ``randint`` and
 ``randperm`` follow for context. NumPy's reference is its default generator
 (PCG64); torch's is ``torch.rand`` etc. when torch is importable. The table
 shows the median milliseconds per draw and npusim's speed relative to torch and
-to NumPy (higher is better: 1.0 means as fast). The whole run takes well under
-a minute.
+to NumPy (higher is better: 1.0 means as fast). The table is printed once per
+thread count of ``--threads`` (default 1 and 2), set on both sides
+(``npusim.set_num_threads`` and ``torch.set_num_threads``). The whole run takes
+about a minute.
 """
 from __future__ import annotations
 
@@ -63,26 +65,37 @@ def speed(ref, ours):
     return None if ref is None or ours is None else ref / ours
 
 
+def set_threads(n: int) -> None:
+    npusim.set_num_threads(n)   # the intra-op pool (large draws run in pieces on it) and BLAS
+    if torch is not None:
+        torch.set_num_threads(n)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7, help="samples per measurement (the median is shown)")
     parser.add_argument("--size", type=int, default=16 * 1024 * 1024, help="values per draw (default 16M)")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts, each run in turn")
     args = parser.parse_args(argv)
-    threads = f", torch {torch.__version__} with {torch.get_num_threads()} threads" if torch else ""
-    print(f"npusim {npusim.__version__} (npu: {npusim.npu.runtime_mode()}), NumPy {np.__version__}{threads}; "
+    torch_version = f", torch {torch.__version__}" if torch else ""
+    print(f"npusim {npusim.__version__} (npu: {npusim.npu.runtime_mode()}), NumPy {np.__version__}{torch_version}; "
           f"os.cpu_count()={os.cpu_count()}")
     print(f"Draws of {args.size / 2 ** 20:g}M values, median ms per draw; speed = reference time / npusim time "
           f"(higher is better)")
-    print(f"{'draw':<15}{'cpu':>10}{'npu':>10}{'numpy':>10}{'torch':>10}{'cpu/torch':>11}{'npu/torch':>11}"
-          f"{'cpu/numpy':>11}")
-    for name, ours_cpu, ours_npu, ref_np, ref_torch in cases(args.size):
-        t_cpu = median_ms(ours_cpu, args.repeats)
-        t_npu = median_ms(ours_npu, args.repeats)
-        t_np = median_ms(ref_np, args.repeats)
-        t_torch = median_ms(ref_torch, args.repeats) if ref_torch is not None else None
-        print(f"{name:<15}{fmt(t_cpu)}{fmt(t_npu)}{fmt(t_np)}{fmt(t_torch)}"
-              f"{fmt(speed(t_torch, t_cpu), '.2f', 11)}{fmt(speed(t_torch, t_npu), '.2f', 11)}"
-              f"{fmt(speed(t_np, t_cpu), '.2f', 11)}")
+    for n in (int(t) for t in args.threads.split(",")):
+        set_threads(n)
+        print()
+        print(f"=== {n} thread{'s' if n > 1 else ''} (npusim and torch) ===")
+        print(f"{'draw':<15}{'cpu':>10}{'npu':>10}{'numpy':>10}{'torch':>10}{'cpu/torch':>11}{'npu/torch':>11}"
+              f"{'cpu/numpy':>11}")
+        for name, ours_cpu, ours_npu, ref_np, ref_torch in cases(args.size):
+            t_cpu = median_ms(ours_cpu, args.repeats)
+            t_npu = median_ms(ours_npu, args.repeats)
+            t_np = median_ms(ref_np, args.repeats)
+            t_torch = median_ms(ref_torch, args.repeats) if ref_torch is not None else None
+            print(f"{name:<15}{fmt(t_cpu)}{fmt(t_npu)}{fmt(t_np)}{fmt(t_torch)}"
+                  f"{fmt(speed(t_torch, t_cpu), '.2f', 11)}{fmt(speed(t_torch, t_npu), '.2f', 11)}"
+                  f"{fmt(speed(t_np, t_cpu), '.2f', 11)}")
     return 0
 
 
