@@ -122,6 +122,10 @@ def backward_input(g, w, in_sizes, stride, padding, dilation, groups):
     c = cg * groups
     length = math.prod(out_sizes)
     padded = tuple(s + 2 * p for s, p in zip(in_sizes, padding))
+    if all(st == 1 for st in stride) and n * c * length * o and all(p >= l for p, l in zip(padded, out_sizes)):
+        dx = _backward_input_unit_stride(g.astype(dt, copy=False), w.astype(dt, copy=False), in_sizes, padding,
+                                         dilation, groups)
+        return dx if dx.dtype == out_dt else dx.astype(out_dt)
     # (a transposed convolution's output padding lies past the last window: it gets no gradient)
     covered = tuple(max(p, (l - 1) * st + (k - 1) * d + 1)
                     for p, l, st, k, d in zip(padded, out_sizes, stride, kernel, dilation))
@@ -142,6 +146,46 @@ def backward_input(g, w, in_sizes, stride, padding, dilation, groups):
     crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(padding, in_sizes))
     dx = xp.ascontiguousarray(dx[crop].swapaxes(0, 1))
     return dx if dx.dtype == out_dt else dx.astype(out_dt)
+
+
+def _backward_input_unit_stride(g, w, in_sizes, padding, dilation, groups):
+    """``backward_input`` for stride 1 on the padded input's grid, without col2im's strided scatter.
+
+    The output gradient is laid into that grid (zeros past the last output position of each dim), so a kernel
+    tap's contribution to the flat input position ``q`` is the tap's matmul result at ``q - shift(tap)``: one
+    matmul per chunk gives every tap's rows, and each tap is added with one contiguous shifted add. The same
+    products summed in the same tap order as the col2im walk.
+    """
+    xp = namespace_of(g)
+    dt = g.dtype
+    n, o = g.shape[:2]
+    out_sizes = g.shape[2:]
+    kernel = w.shape[2:]
+    taps = math.prod(kernel)
+    cg = w.shape[1]
+    c, og = cg * groups, o // groups
+    padded = tuple(s + 2 * p for s, p in zip(in_sizes, padding))
+    plane = math.prod(padded)
+    # rows (group, tap, input channel of the group), columns the group's output channels
+    w_rows = w.reshape((groups, og, cg, taps)).transpose(0, 3, 2, 1).reshape(groups, taps * cg, og)
+    shifts = [sum(t * d * math.prod(padded[i + 1:]) for i, (t, d) in enumerate(zip(tap, dilation)))
+              for tap in itertools.product(*(range(k) for k in kernel))]
+    valid = tuple(slice(0, l) for l in out_sizes)
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, in_sizes))
+    dx = xp.empty((n, c) + tuple(in_sizes), dt)
+    grids = {}
+    for n0, n1 in _chunks(n, c * taps * plane * dt.itemsize):
+        m = n1 - n0
+        grid = grids.get(m)
+        if grid is None:   # zeros outside the output positions, written once per chunk size
+            grid = grids[m] = xp.zeros((o, m) + padded, dt)
+        grid[(slice(None), slice(None)) + valid] = g[n0:n1].swapaxes(0, 1)
+        rows = xp.matmul(w_rows, grid.reshape(groups, og, m * plane)).reshape(groups, taps, cg, m * plane)
+        acc = xp.zeros((groups, cg, m * plane), dt)
+        for tap, shift in enumerate(shifts):
+            acc[..., shift:] += rows[:, tap, :, :m * plane - shift]
+        dx[n0:n1] = acc.reshape((c, m) + padded)[(slice(None), slice(None)) + crop].swapaxes(0, 1)
+    return dx
 
 
 def backward_weight(g, x, kernel, stride, padding, dilation, groups):
