@@ -8,7 +8,7 @@
    fallback's extra cost per call (two copies, the boxing, the bookkeeping).
 3. Large ops on the npu: a 16M-float add and a 2048x2048 float32 matmul, against the same NumPy
    work. Budget: >= 0.9x NumPy.
-4. ``out=`` on 16M float32 (add, mul, exp) on the cpu and the npu against torch's ``out=``: the result is
+4. ``out=`` on 16M float32 (add, mul, exp, sigmoid, clamp, where) on the cpu and the npu against torch's ``out=``: the result is
    computed into ``out``'s own array, so the budget is npusim/torch <= 1.0x.
 
 Every table is printed once per thread count of ``--threads`` (default 1 and 2); the count is set on both
@@ -125,19 +125,22 @@ def out_ops(rounds: int) -> None:
     sync = npusim.npu.synchronize
     ops = {"add(x, y, out=z)": lambda m, x, y, z: m.add(x, y, out=z),
            "mul(x, y, out=z)": lambda m, x, y, z: m.mul(x, y, out=z),
-           "exp(x, out=z)": lambda m, x, y, z: m.exp(x, out=z)}
+           "exp(x, out=z)": lambda m, x, y, z: m.exp(x, out=z),
+           "sigmoid(x, out=z)": lambda m, x, y, z: m.sigmoid(x, out=z),
+           "clamp(x, .2, .8, out=z)": lambda m, x, y, z: m.clamp(x, 0.2, 0.8, out=z),
+           "where(x < y, x, y, out=z)": lambda m, x, y, z: m.where(x < y, x, y, out=z)}
     if torch is not None:
         tx, ty, tz = torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), torch.empty(n)
     print()
     print("out= on 16M float32, best milliseconds per call (npusim/torch budget <= 1.0x)")
-    print(f"{'op':<19}{'cpu':>9}{'npu':>9}{'torch':>9}{'cpu/torch':>11}{'npu/torch':>11}")
+    print(f"{'op':<27}{'cpu':>9}{'npu':>9}{'torch':>9}{'cpu/torch':>11}{'npu/torch':>11}")
     for name, op in ops.items():
         fns = {"cpu": lambda op=op: op(npusim, xc, yc, zc), "npu": lambda op=op: (op(npusim, xn, yn, zn), sync())}
         if torch is not None:
             fns["torch"] = lambda op=op: op(torch, tx, ty, tz)
         t = {k: v / 1e3 for k, v in best_per_call_us(fns, max(3, rounds // 4), budget_s=1.0).items()}
         tt = t.get("torch")
-        print(f"{name:<19}{t['cpu']:>9.2f}{t['npu']:>9.2f}{tt if tt is not None else float('nan'):>9.2f}"
+        print(f"{name:<27}{t['cpu']:>9.2f}{t['npu']:>9.2f}{tt if tt is not None else float('nan'):>9.2f}"
               f"{ratio(t['cpu'], tt):>11}{ratio(t['npu'], tt):>11}")
 
 
