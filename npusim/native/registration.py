@@ -20,7 +20,7 @@ from . import views as V
 TABLES = ("KERNELS", "COMPOSITE", "COMPOSITE_IMPLICIT")
 # Modules of the package that hold no kernels of their own: shared helpers and the registration itself.
 NOT_KERNEL_MODULES = frozenset({"common", "registration", "cpu_registration", "complex_support",
-                                "limited_dtype_support"})
+                                "limited_dtype_support", "dtype_guard"})
 
 
 def _binary_family(table, name, fns, *, scalar=True, tensor_overload="Tensor", out_names=("out",),
