@@ -236,6 +236,15 @@ def add_out(self, other, alpha=1, out=None):
 
 
 def add_(self, other, alpha=1):
+    if (other.__class__ is Tensor or isinstance(other, Tensor)) and self._device is other._device and \
+            (alpha.__class__ is int or alpha.__class__ is float):
+        a, b = self._a, other._a
+        dt = a.dtype
+        if b.dtype == dt and b.shape == a.shape and dt.kind == "f" and dt not in HALF_TYPES:
+            # self += alpha * other, one float dtype and shape (every optimizer's update): written in place with the
+            # arithmetic add's own path does (other * alpha rounded, then the sum), without its temporary and copy
+            _ufunc_inplace(self, np.add, b if _is_one(alpha) else np.multiply(b, alpha))
+            return self
     cd = _result_dt(self, other)
     _check_inplace(self, other, cd)
     if _is_one(alpha) and cd.np == self._a.dtype:
@@ -332,6 +341,13 @@ def mul(self, other):
                 _broadcast_error(e, a, b)
                 raise
             return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
+    elif (other.__class__ is float or other.__class__ is int) and (self.__class__ is Tensor or
+                                                                   isinstance(self, Tensor)):
+        a = self._a
+        if a.dtype.kind == "f" and a.dtype not in HALF_TYPES:
+            # a float tensor times a Python number, which joins as it is (scalar_operand's answer for floats)
+            r = P.binary(np.multiply, a, other)
+            return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
     r, cd, dev = _mul_compute(self, other)
     return _make(r, dev)
 
@@ -393,6 +409,13 @@ def _div_compute(self, other, rounding_mode):
 
 
 def div(self, other, rounding_mode=None):
+    if rounding_mode is None and (other.__class__ is float or other.__class__ is int) and \
+            (self.__class__ is Tensor or isinstance(self, Tensor)):
+        a = self._a
+        if a.dtype.kind == "f" and a.dtype not in HALF_TYPES:
+            # as in mul: a float tensor over a Python number, which joins as it is
+            r = P.binary(np.true_divide, a, other)
+            return _make(r if r.__class__ is _ndarray else C.as_array(r), self._device)
     r, cd, dev = _div_compute(self, other, rounding_mode)
     return _make(r, dev)
 
