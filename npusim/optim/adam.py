@@ -182,21 +182,22 @@ def _arrays_fit(param, grad, exp_avg, exp_avg_sq) -> bool:
     if a.dtype not in _UPDATE_DTYPES or grad._device is not dev or exp_avg._device is not dev or \
             exp_avg_sq._device is not dev:
         return False
-    owners = 0
+    owners = []
     for i, x in enumerate(arrays):
         if x.__class__ is not _ndarray or x.dtype != a.dtype or x.shape != a.shape:
             return False
         flags = x.flags
         if not flags.c_contiguous or (i != 1 and not flags.writeable):
             return False
-        owners += flags.owndata
-    if owners == 4:
-        # four arrays that each own their memory overlap only if two are the same array
-        return arrays[0] is not arrays[1] and arrays[0] is not arrays[2] and arrays[0] is not arrays[3] and \
-            arrays[1] is not arrays[2] and arrays[1] is not arrays[3] and arrays[2] is not arrays[3]
-    for i, x in enumerate(arrays):
-        for y in arrays[i + 1:]:
-            if _may_share_memory(x, y):
+        # the array that owns x's memory (NumPy points a view's base straight at it), None if not an array
+        owner = x if flags.owndata else x.base
+        owners.append(owner if owner.__class__ is _ndarray and owner.flags.owndata else None)
+    # arrays of different owners cannot overlap: only the other pairs need NumPy's test
+    for i in range(3):
+        oi = owners[i]
+        for j in range(i + 1, 4):
+            oj = owners[j]
+            if (oi is None or oj is None or oi is oj) and _may_share_memory(arrays[i], arrays[j]):
                 return False
     return True
 
