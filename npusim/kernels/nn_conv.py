@@ -76,6 +76,19 @@ def _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
     return xp.ascontiguousarray(win).reshape(groups, c // groups * math.prod(kernel), -1)
 
 
+def _item_columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
+    """Columns of batch items n0:n1 in one copy, one matrix per item and group:
+    ``(n, groups, C // groups * prod(K), prod(L))``."""
+    xp = namespace_of(xpad)
+    st = xpad.strides
+    spatial = st[2:]
+    shape = (n1 - n0, xpad.shape[1]) + tuple(kernel) + tuple(out_sizes)
+    strides = st[:2] + tuple(s * d for s, d in zip(spatial, dilation)) + tuple(s * t for s, t in zip(spatial, stride))
+    win = xp.lib.stride_tricks.as_strided(xpad[n0:n1], shape, strides)
+    c = xpad.shape[1]
+    return xp.ascontiguousarray(win).reshape(n1 - n0, groups, c // groups * math.prod(kernel), -1)
+
+
 def _grad_columns(g, n0, n1, groups):
     """Output-gradient rows of batch items n0:n1, channel-major: ``(groups, O // groups, n * prod(L))``."""
     xp = namespace_of(g)
@@ -94,15 +107,21 @@ def forward(x, w, bias, stride, padding, dilation, groups):
     out_sizes = output_sizes(x.shape[2:], kernel, stride, padding, dilation)
     length = math.prod(out_sizes)
     ck = c // groups * math.prod(kernel)
-    out = xp.zeros((n, o, length), dt)
-    if out.size and ck:
+    if n * o * length and ck:
+        out = xp.empty((n, o, length), dt)
         xpad = _pad(x, padding, dt)
         wg = w.astype(dt, copy=False).reshape(groups, o // groups, ck)
+        b = None if bias is None else bias.astype(dt, copy=False).reshape(1, o, 1)
         for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize):
-            cols = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
-            out[n0:n1] = xp.matmul(wg, cols).reshape(o, n1 - n0, length).swapaxes(0, 1)
-    if bias is not None:
-        out += bias.astype(dt, copy=False).reshape(1, o, 1)
+            # one matmul per batch item and group, straight into the output (no transposing copy)
+            cols = _item_columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
+            xp.matmul(wg, cols, out=out[n0:n1].reshape(n1 - n0, groups, o // groups, length))
+            if b is not None:   # while the chunk is in cache
+                out[n0:n1] += b
+    else:
+        out = xp.zeros((n, o, length), dt)
+        if bias is not None:
+            out += bias.astype(dt, copy=False).reshape(1, o, 1)
     out = out.reshape((n, o) + out_sizes)
     return out if out.dtype == out_dt else out.astype(out_dt)
 
