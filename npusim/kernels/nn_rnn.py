@@ -6,7 +6,8 @@ do, with their workspace layouts (an LSTM's activated gates ``[i, f, g, o]``; a 
 expressions are the ones ``nn.LSTM`` / ``nn.GRU`` compose from single ops, in the same order (``(1 - z) * n + z * h``
 as ``n + z * (h - n)``, the sigmoid of ``elementwise.sigmoid``), so a fused step rounds exactly as the composed one;
 the backward kernels evaluate what autograd evaluates through those ops. 16-bit inputs are computed in float32 and
-rounded once at the end, as torch's kernels do.
+rounded once at the end, as torch's kernels do. The whole-layer kernels (``mkldnn_rnn_layer``) run those steps over
+a sequence, with the same numbers.
 """
 from __future__ import annotations
 
@@ -14,20 +15,9 @@ import numpy as np
 
 from . import reductions as _reductions
 from .array_api import HALF_TYPES, namespace_of
+from .elementwise import sigmoid as _sigmoid
 
 _F32 = np.dtype(np.float32)
-
-
-def _sigmoid(x):
-    """``elementwise.sigmoid`` bit for bit (1 / (1 + e) for x >= 0, else e / (1 + e); e = exp(-|x|)) in fewer
-    passes: the numerator is max(e, x >= 0) (e <= 1, and NaN stays NaN), divided once. C-contiguous."""
-    xp = namespace_of(x)
-    e = xp.empty(x.shape, x.dtype)
-    xp.abs(x, out=e)
-    xp.negative(e, out=e)
-    xp.exp(e, out=e)
-    numerator = xp.maximum(e, x >= 0)
-    return xp.divide(numerator, xp.add(e, 1, out=e), out=numerator)
 
 
 def _sum(a, b):
@@ -173,8 +163,8 @@ def _hidden_projection(h, w_hh, b_hh_column):
 
 
 def _sigmoid_into(x, out, e):
-    """``_sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) as scratch: the same ufuncs on
-    the same values."""
+    """``elementwise.sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) as scratch: the same
+    ufuncs on the same values."""
     xp = namespace_of(x)
     xp.abs(x, out=e)
     xp.negative(e, out=e)
@@ -246,7 +236,7 @@ def layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, outp
         return grad_x, grad_w_ih, grad_w_hh, None, None
     grad_b_ih = _reductions.sum_(grad_ig, (0,), False, grad_ig.dtype)
     # each step's sum over the batch rows (in row order), then the steps in backward order
-    step_sums = xp.add.reduce(grad_hidden_gates, axis=1)
+    step_sums = grad_hidden_gates.sum(axis=1)
     grad_b_hh = None
     for t in _steps(steps, not reverse):
         grad_b_hh = step_sums[t].copy() if grad_b_hh is None else xp.add(grad_b_hh, step_sums[t], out=grad_b_hh)
