@@ -15,7 +15,7 @@ EVERY_DIM_WHEN_EMPTY = frozenset("sum mean amax amin nansum nanmean var std var_
                                  "all any".split())
 DIM_OPS = ("sum.dim_IntList mean.dim prod.dim_int max.dim min.dim amax amin argmax argmin var.correction "
            "std.correction var_mean.correction std_mean.correction norm.ScalarOpt_dim norm.ScalarOpt_dim_dtype "
-           "all.dim all.dims any.dim any.dims logsumexp cumsum cumprod softmax.int _softmax log_softmax.int "
+           "all.dim all.dims any.dim any.dims logsumexp cumsum cumprod softmax.int _softmax _safe_softmax log_softmax.int "
            "_log_softmax linalg_vector_norm nansum nanmean median.dim nanmedian.dim mode kthvalue cummax cummin "
            "logcumsumexp cumsum_ cumprod_ sort.default sort.stable argsort.default argsort.stable topk.default").split()
 

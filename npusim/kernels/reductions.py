@@ -209,8 +209,11 @@ def cumprod(a, axis, dtype):
     return _finish(a.cumprod(axis=axis, dtype=dtype), dtype)
 
 
-def softmax(a, axis, dtype, *, log=False):
-    """Softmax (or log-softmax) of ``a`` cast to float ``dtype``, shifted by the max for stability."""
+def softmax(a, axis, dtype, *, log=False, safe=False):
+    """Softmax (or log-softmax) of ``a`` cast to float ``dtype``, shifted by the max for stability.
+
+    ``safe``: rows whose every entry is -inf give zeros rather than NaN (torch's ``_safe_softmax``).
+    """
     xp = namespace_of(a)
     if a.dtype != dtype:
         a = a.astype(dtype)
@@ -224,7 +227,20 @@ def softmax(a, axis, dtype, *, log=False):
         scalar = False
     if dtype in HALF_TYPES:
         a = a.astype(_F32)
-    shifted = as_array(a - a.max(axis=axis, keepdims=True))  # the one full-size temporary, reused
+    top = a.max(axis=axis, keepdims=True)
+    dead = None
+    if safe:
+        dead = top == -np.inf   # a row's max is -inf only when every entry is (a NaN makes it NaN)
+        if xp is np and not dead.any():
+            dead = None
+    if dead is not None:
+        with np.errstate(invalid="ignore"):    # the dead rows' -inf - -inf, zeroed below
+            r = softmax(a, axis, a.dtype)
+        xp.copyto(r, 0, where=dead)
+        if scalar:
+            r = r.reshape(())
+        return _finish(r, dtype)
+    shifted = as_array(a - top)  # the one full-size temporary, reused
     if log:
         r = xp.subtract(shifted, xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True)), out=shifted)
     else:

@@ -5,6 +5,8 @@ import math
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
+from ..core.tensor import _wrap_dim
+from ..kernels import reductions as R
 from . import common as C
 
 
@@ -59,19 +61,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = aten.masked_fill.Scalar(scores, aten.logical_not.default(attn_mask), -math.inf)
         else:
             scores = aten.add.Tensor(scores, attn_mask)
-    dead = None
-    if attn_mask is not None:
-        # rows with every position masked attend to nothing (torch's safe softmax), not to NaN; their
-        # scores are zeroed first so that no NaN reaches the softmax's backward either
-        dead = aten.all.dim(aten.eq.Scalar(scores, -math.inf), -1, True)
-        scores = aten.masked_fill.Scalar(scores, dead, 0.0)
-    weights = aten.softmax.int(scores, -1)
-    if dead is not None:
-        weights = aten.masked_fill.Scalar(weights, dead, 0.0)
+    # rows with every position masked attend to nothing (torch's safe softmax), not to NaN
+    weights = aten.softmax.int(scores, -1) if attn_mask is None else aten._safe_softmax.default(scores, -1)
     if dropout_p > 0:
         weights = aten.dropout.default(weights, dropout_p, True)
     return aten.matmul.default(weights, value)
 
+
+def _safe_softmax(self, dim, dtype=None):
+    """softmax over ``dim``, with zeros (not NaN) in the rows whose every entry is -inf: one pass over the scores
+    where masking them out took four ops (torch's op of this name, which its math attention uses)."""
+    dt = self.dtype if dtype is None else dtype
+    if not self.dtype.is_floating_point or not dt.is_floating_point:
+        raise NotImplementedError(f"\"softmax_lastdim_kernel_impl\" not implemented for '{C.tname(dt)}'")
+    a = self._a
+    if a.size == 0:
+        return C.make(a.astype(dt.np), self._device)
+    d = _wrap_dim(dim, a.ndim) if a.ndim else None
+    return C.make(R.softmax(a, d, dt.np, safe=True), self._device)
+
+
+KERNELS = {"_safe_softmax": _safe_softmax}
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
 COMPOSITE_IMPLICIT = {"scaled_dot_product_attention": scaled_dot_product_attention}

@@ -123,7 +123,7 @@ def gelu_jvp(a, t, out):
     return aten.mul.Tensor(t["self"], aten.add.Tensor(cdf, aten.mul.Tensor(x, pdf)))
 
 
-@forward_formula("_softmax", "softmax.int")
+@forward_formula("_softmax", "softmax.int", "_safe_softmax")
 def softmax_jvp(a, t, out):
     ts = t["self"]
     if ts.dtype != out.dtype:

@@ -318,6 +318,7 @@ cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> 
 cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)
 softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 # == linalg_products: matmul and the products it reduces to, the fused forms, outer, einsum
