@@ -113,13 +113,14 @@ def _block(u, target, mean, std):
     unsure |= low32 == 0.0
     target[:, 0] = low32[0]
     target[:, 1] = low32[1]
-    if unsure.any():
-        _exact(u_angle, radius, target, unsure, mean, std)
+    listed = np.flatnonzero(unsure)                   # (a 2-d nonzero() costs 15x as much)
+    if listed.size:
+        _exact(u_angle, radius, target, listed, mean, std)
 
 
-def _exact(u_angle, radius, target, unsure, mean, std):
-    """box_muller's own arithmetic for the listed values (the library's cos / sin)."""
-    which, pairs = np.nonzero(unsure)
+def _exact(u_angle, radius, target, listed, mean, std):
+    """box_muller's own arithmetic for the listed values (flat indices into the (2, pairs) layout)."""
+    which, pairs = np.divmod(listed, radius.shape[0])
     theta = np.multiply(u_angle[pairs], _TWO_PI)
     v = np.where(which == 0, np.cos(theta), np.sin(theta))
     v *= radius[pairs]
