@@ -27,10 +27,12 @@ import sys
 import numpy as np
 
 from . import half_casts as _hc
+from . import half_ufuncs as _hu
 from . import out_destination as _od
 
 _ndarray = np.ndarray
 _ufunc = np.ufunc
+_F16 = np.dtype(np.float16)
 _ALIGN = 64          # chunk boundaries on multiples of 64 elements: whole cache lines per thread
 
 _num_threads = 1
@@ -113,9 +115,14 @@ def _fill(ufunc, operands, out) -> bool:
     kinds = [_sliced(x, out.ndim, length, flat) for x in views]
     ranges = _bounds(length, parts, _ALIGN if flat else 1)
 
+    half = ufunc in _hu.UFUNCS and len(operands) == 2 and any(x.__class__ is _ndarray and x.dtype is _F16
+                                                              for x in operands)
+
     def chunk(r):
         s, e = r
         args = [v[s:e] if k is not None else v for v, k in zip(views, kinds)]
+        if half and _hu.binary(ufunc, *args, out=target[s:e]) is not None:
+            return
         ufunc(*args, out=target[s:e])
     _run(chunk, ranges)
     return True
@@ -193,6 +200,10 @@ def binary(ufunc, a, b, out=None):
         out = _destination(ufunc, (a, b))
     m = _min_size
     if (a.size if a.__class__ is _ndarray else 0) < m and (b.size if b.__class__ is _ndarray else 0) < m:
+        if a.__class__ is _ndarray and a.dtype is _F16 or b.__class__ is _ndarray and b.dtype is _F16:
+            r = _hu.binary(ufunc, a, b, out)    # float16 through float32 arrays: NumPy's bits, faster
+            if r is not None:
+                return r
         return ufunc(a, b) if out is None else ufunc(a, b, out=out)
     r = _split_call(ufunc, (a, b), out)
     if r is None:
