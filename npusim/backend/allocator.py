@@ -270,7 +270,8 @@ class DeviceAllocator:
         """
         if nbytes <= 0:
             return
-        size = segment_size(nbytes)
+        # segment_size, inlined: every factory call on the npu asks
+        size = ((nbytes + 511) >> 9) << 9 if nbytes <= _SMALL_LIMIT else -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
         if self._cache.get(size) or self._reserved + size <= self.limit:
             return
         with self._lock:
