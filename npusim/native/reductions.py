@@ -110,7 +110,11 @@ def sum_(self, *, dtype=None):
 
 
 def sum_dim(self, dim, keepdim=False, *, dtype=None):
-    a = self._a
+    try:
+        a = self._a
+    except AttributeError:
+        _refuse_non_tensor("sum", self)
+        raise
     axes = _axes(dim, a.ndim)
     return C.wrap(R.sum_(a, axes, keepdim, _widened(a, dtype).np), self._device)
 
@@ -647,8 +651,9 @@ def _tensor_self(name, fn):
     return kernel
 
 
-# the full sum and mean check their self themselves: the two reductions every loss runs skip the wrapper's frame
-_CHECK_THEIR_SELF = (sum_, mean)
+# these check their self themselves: the reductions every loss and every broadcast gradient (sum_to) runs skip the
+# wrapper's frame
+_CHECK_THEIR_SELF = (sum_, sum_dim, mean)
 
 
 _TABLE = {
