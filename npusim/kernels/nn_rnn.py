@@ -261,26 +261,35 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, hx, cx, w_hh, workspace, 
     gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
     grad_gates_all = xp.empty(gates_all.shape, workspace.dtype)
     order = list(_steps(steps, not reverse))   # backward through time
+    dt = workspace.dtype
+    # scratch reused by every step: the gates' derivative factors s (1 - s) (the cell gate's column block unused),
+    # and two (batch, hidden) products
+    derivative, first, second = xp.empty((batch, 4 * h), dt), xp.empty((batch, h), dt), xp.empty((batch, h), dt)
     recurrent_h, grad_cell = grad_hy, grad_cy
     for position, t in enumerate(order):
         grad_h = _step_grad(grad_output, t, recurrent_h)
         previous_cell = cx if position == len(order) - 1 else cells[order[position + 1]]
         ws = gates_all[t]
         i, f, g, o = (ws[:, k * h:(k + 1) * h] for k in range(4))
+        xp.multiply(ws, xp.subtract(1, ws, out=derivative), out=derivative)
+        d_i, d_f, d_o = derivative[:, :h], derivative[:, h:2 * h], derivative[:, 3 * h:]
         grad_gates = grad_gates_all[t]
         tanh_cy = tanh_cells[t]
         if grad_h is not None:
-            d_cy = (grad_h * o) * (1 - tanh_cy * tanh_cy)
+            # (grad_h o) (1 - tanh(cy)^2), plus the next step's cell gradient
+            xp.multiply(tanh_cy, tanh_cy, out=second)
+            d_cy = xp.multiply(xp.multiply(grad_h, o, out=first), xp.subtract(1, second, out=second))
             if grad_cell is not None:
-                d_cy = grad_cell + d_cy
-            xp.multiply(grad_h * tanh_cy, o * (1 - o), out=grad_gates[:, 3 * h:])
+                xp.add(grad_cell, d_cy, out=d_cy)
+            xp.multiply(xp.multiply(grad_h, tanh_cy, out=first), d_o, out=grad_gates[:, 3 * h:])
         else:
-            d_cy = grad_cell if grad_cell is not None else xp.zeros((batch, h), workspace.dtype)
+            d_cy = grad_cell if grad_cell is not None else xp.zeros((batch, h), dt)
             grad_gates[:, 3 * h:] = 0
-        xp.multiply(d_cy * g, i * (1 - i), out=grad_gates[:, :h])
-        xp.multiply(d_cy * previous_cell, f * (1 - f), out=grad_gates[:, h:2 * h])
-        xp.multiply(d_cy * i, 1 - g * g, out=grad_gates[:, 2 * h:3 * h])
-        grad_cell = d_cy * f
+        xp.multiply(xp.multiply(d_cy, g, out=first), d_i, out=grad_gates[:, :h])
+        xp.multiply(xp.multiply(d_cy, previous_cell, out=first), d_f, out=grad_gates[:, h:2 * h])
+        xp.multiply(g, g, out=second)
+        xp.multiply(xp.multiply(d_cy, i, out=first), xp.subtract(1, second, out=second), out=grad_gates[:, 2 * h:3 * h])
+        grad_cell = xp.multiply(d_cy, f, out=d_cy) if d_cy is not grad_cell else d_cy * f
         recurrent_h = _matmul(grad_gates, w_hh)
     return grad_gates_all, recurrent_h, grad_cell
 
