@@ -2,10 +2,14 @@
 
 Any number of spatial dims (conv1d / conv2d / conv3d share the code). The input is
 padded once and viewed as windows through its strides (no copy); a chunk of the
-batch at a time is gathered into channel-major columns ``(C * K, n * L)``, one copy,
-so that one matmul per group covers the whole chunk. The input gradient scatters
-the columns back (col2im) with one strided add per kernel tap. Chunks keep the
-columns small enough to stay in cache and bound the memory a large convolution needs.
+batch at a time is gathered into columns, one copy: per batch item ``(C * K, L)``
+for the forward, whose matmuls then write straight into the output, and
+channel-major ``(C * K, n * L)`` for the weight gradient, one matmul per group
+over the whole chunk. The input gradient at stride 1 lays the output gradient
+into the padded input's grid, where each kernel tap is a flat shift: one matmul
+and one contiguous shifted add per tap; at other strides it scatters the columns
+back (col2im) with one strided add per tap. Chunks keep the columns small enough
+to stay in cache and bound the memory a large convolution needs.
 
 A transposed convolution is the input gradient of a convolution, so the same
 three kernels also serve ``conv_transpose``: its forward is ``backward_input``,

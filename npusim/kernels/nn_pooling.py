@@ -6,7 +6,9 @@ Inputs are ``(..., *S)``: any leading dims (batch, channels), the pooled dims la
   a strided slice of the padded input (no copy of the windows), with torch's
   rules for ties (the first maximum wins), NaN (it wins), ``ceil_mode`` windows
   and the average's divisor. Max pooling returns torch's indices: the flat
-  position of the maximum in each input plane (``h * W + w``).
+  position of the maximum in each input plane (``h * W + w``). The common 2x2
+  window with stride 2 copies its four taps contiguous once and picks pairwise
+  by bits (the same winners, no branches), over the intra-op threads.
 - Adaptive max pooling walks the taps of the widest window, masking the taps
   past each window's end; ties and NaN as in max pooling.
 - Adaptive average pooling and resampling (nearest, bilinear) are separable
