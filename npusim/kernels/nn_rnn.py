@@ -335,21 +335,28 @@ def gru_layer_backward(grad_output, grad_hy, hx, output, w_hh, workspace, revers
     grad_hidden_all = xp.empty((steps, batch, 3 * h), workspace.dtype)
     order = list(_steps(steps, not reverse))   # backward through time
     grad_h = _step_grad(grad_output, order[0], grad_hy)
+    dt = workspace.dtype
+    # scratch reused by every step: r (1 - r) and z (1 - z) side by side, and two (batch, hidden) products
+    derivative, first, second = xp.empty((batch, 2 * h), dt), xp.empty((batch, h), dt), xp.empty((batch, h), dt)
     for position, t in enumerate(order):
         previous = order[position + 1] if position + 1 < len(order) else None
-        r, z, n, hn = (workspace[t][:, k * h:(k + 1) * h] for k in range(4))
+        ws = workspace[t]
+        r, z, n, hn = (ws[:, k * h:(k + 1) * h] for k in range(4))
+        xp.multiply(ws[:, :2 * h], xp.subtract(1, ws[:, :2 * h], out=derivative), out=derivative)
         previous_hidden = hx if previous is None else output[previous]
         grad_input, grad_hidden = grad_input_all[t], grad_hidden_all[t]
         d_r, d_z, d_n = (grad_input[:, k * h:(k + 1) * h] for k in range(3))
-        xp.multiply(grad_h * (previous_hidden - n), z * (1 - z), out=d_z)
-        xp.multiply(grad_h - grad_h * z, 1 - n * n, out=d_n)
-        xp.multiply(d_n * hn, r * (1 - r), out=d_r)
-        grad_hidden[...] = grad_input
-        xp.multiply(d_n, r, out=grad_hidden[:, 2 * h:])
+        xp.subtract(previous_hidden, n, out=first)
+        xp.multiply(xp.multiply(grad_h, first, out=first), derivative[:, h:], out=d_z)
         through_update = grad_h * z
+        xp.multiply(n, n, out=second)
+        xp.multiply(xp.subtract(grad_h, through_update, out=first), xp.subtract(1, second, out=second), out=d_n)
+        xp.multiply(xp.multiply(d_n, hn, out=first), derivative[:, :h], out=d_r)
+        grad_hidden[:, :2 * h] = grad_input[:, :2 * h]
+        xp.multiply(d_n, r, out=grad_hidden[:, 2 * h:])
         through_projection = _matmul(grad_hidden, w_hh)
         # (output's + update's) + projection's: the order the step-by-step graph's gradients arrive in
         from_output = None if previous is None or grad_output is None else grad_output[previous]
-        grad_h = through_update if from_output is None else from_output + through_update
+        grad_h = through_update if from_output is None else xp.add(from_output, through_update, out=through_update)
         grad_h += through_projection
     return grad_input_all, grad_hidden_all, grad_h
