@@ -82,3 +82,31 @@ def test_parallel_binary_takes_it_with_the_same_bits():
     g = rng.standard_normal((256, 64)).astype(np.float16)
     _same(P.binary(np.maximum, a, np.float16(0)), np.maximum(a, np.float16(0)))
     _same(P.binary(np.multiply, g, (a > 0).astype(np.float16)), g * (a > 0).astype(np.float16))
+
+
+@pytest.mark.emulation_only
+def test_split_over_two_threads_with_the_serial_bits():
+    """Conversions and float16 ufuncs weigh their elements (WORK) when splitting; the bits stay the serial ones."""
+    import npusim
+    from npusim.core.runtime import parallel_config, thread_pool
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((300, 70)).astype(np.float16)
+    g = rng.standard_normal((300, 70)).astype(np.float16)
+    w = rng.standard_normal((300, 70)).astype(np.float32)
+    ops = [lambda: P.binary(np.multiply, g, a), lambda: P.binary(np.maximum, a, np.float16(0)),
+           lambda: P.binary(np.greater, a, 0), lambda: P.astype(w, np.float16), lambda: P.astype(a, np.float32)]
+    want = [op() for op in ops]
+    previous, grain, run = npusim.get_num_threads(), parallel_config.GRAIN_SIZE, thread_pool.run_intraop
+    calls = []
+    thread_pool.run_intraop = lambda fn, items: (calls.append(len(items)), run(fn, items))[1]
+    parallel_config.GRAIN_SIZE = a.size     # unweighted, nothing this size would split
+    npusim.set_num_threads(2)
+    try:
+        for op, expected in zip(ops, want):
+            calls.clear()
+            _same(op(), expected)
+            assert calls, "not split"
+    finally:
+        thread_pool.run_intraop = run
+        parallel_config.GRAIN_SIZE = grain
+        npusim.set_num_threads(previous)

@@ -24,11 +24,18 @@ _PAIR = {_F16: np.dtype(_COMPLEX32), _F32: np.dtype(np.complex64)} if _COMPLEX32
 # below this many elements the views cost more than the faster loop saves
 MIN_SIZE = 1024
 _CASTINGS = frozenset(("unsafe", "same_kind"))
+# a conversion costs about four float32 additions an element: the intra-op split weighs its elements so
+WORK = 4
 
 
 def _pairs(src_dt, dst_dt) -> bool:
     """Whether ``src_dt -> dst_dt`` is float16 -> float32 or float32 -> float16 (and complex32 exists)."""
     return src_dt != dst_dt and src_dt in _PAIR and dst_dt in _PAIR
+
+
+def work(src_dt, dst_dt) -> int:
+    """Elements of a ``src_dt -> dst_dt`` copy, in float32 additions (what the intra-op split counts)."""
+    return WORK if _pairs(src_dt, dst_dt) else 1
 
 
 def _copy_flat(dst, src) -> None:

@@ -26,6 +26,9 @@ _ndarray = np.ndarray
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _half_scalar = np.float16
 MIN_SIZE = 2048
+# an element costs about eight float32 additions here (two widenings, the loop, a rounding): the intra-op split
+# weighs the elements of float16 ufuncs so
+WORK = 8
 
 _ARITHMETIC = frozenset((np.add, np.subtract, np.multiply))
 _COMPARISONS = frozenset((np.greater, np.greater_equal, np.less, np.less_equal, np.equal, np.not_equal))

@@ -109,14 +109,13 @@ def _fill(ufunc, operands, out) -> bool:
         length = shape[0]
         target = out
         views = list(operands)
-    parts = _parts(out.size, length)
+    half = ufunc in _hu.UFUNCS and len(operands) == 2 and any(x.__class__ is _ndarray and x.dtype is _F16
+                                                              for x in operands)
+    parts = _parts(out.size * (_hu.WORK if half else 1), length)
     if parts < 2:
         return False
     kinds = [_sliced(x, out.ndim, length, flat) for x in views]
     ranges = _bounds(length, parts, _ALIGN if flat else 1)
-
-    half = ufunc in _hu.UFUNCS and len(operands) == 2 and any(x.__class__ is _ndarray and x.dtype is _F16
-                                                              for x in operands)
 
     def chunk(r):
         s, e = r
@@ -199,8 +198,11 @@ def binary(ufunc, a, b, out=None):
     if out is None and _od._tls.array is not None:
         out = _destination(ufunc, (a, b))
     m = _min_size
+    half = a.__class__ is _ndarray and a.dtype is _F16 or b.__class__ is _ndarray and b.dtype is _F16
+    if half:
+        m //= _hu.WORK
     if (a.size if a.__class__ is _ndarray else 0) < m and (b.size if b.__class__ is _ndarray else 0) < m:
-        if a.__class__ is _ndarray and a.dtype is _F16 or b.__class__ is _ndarray and b.dtype is _F16:
+        if half:
             r = _hu.binary(ufunc, a, b, out)    # float16 through float32 arrays: NumPy's bits, faster
             if r is not None:
                 return r
@@ -225,9 +227,10 @@ def unary(ufunc, a, out=None):
 
 def copyto(dst, src, casting="same_kind"):
     """``np.copyto(dst, src, casting=...)`` for a NumPy ``dst``, split when ``dst`` is large."""
-    if dst.size < _min_size and _hc.copyto(dst, src, casting):
+    n = dst.size * _hc.work(getattr(src, "dtype", None), dst.dtype)
+    if n < _min_size and _hc.copyto(dst, src, casting):
         return None
-    if dst.size < _min_size or not (src.__class__ is _ndarray or isinstance(src, (np.generic, int, float, complex))):
+    if n < _min_size or not (src.__class__ is _ndarray or isinstance(src, (np.generic, int, float, complex))):
         return np.copyto(dst, src, casting=casting)
     if not _copy_split(dst, src, casting):
         np.copyto(dst, src, casting=casting)
@@ -255,7 +258,7 @@ def _copy_split(dst, src, casting) -> bool:
         if dst.ndim == 0:
             return False
         length, target, view = shape[0], dst, src
-    parts = _parts(dst.size, length)
+    parts = _parts(dst.size * _hc.work(getattr(src, "dtype", None), dst.dtype), length)
     if parts < 2:
         return False
     sliced = _sliced(view, dst.ndim, length, flat) is not None
@@ -271,7 +274,8 @@ def _copy_split(dst, src, casting) -> bool:
 
 def astype(a, dtype):
     """``a.astype(dtype, order="K", copy=True)``, split when large (C-contiguous arrays only)."""
-    if a.__class__ is not _ndarray or a.size < _min_size or not a.flags.c_contiguous:
+    if (a.__class__ is not _ndarray or a.size * _hc.work(a.dtype, np.dtype(dtype)) < _min_size
+            or not a.flags.c_contiguous):
         r = _hc.astype(a, dtype)    # float16 <-> float32 in ml_dtypes' faster loop, else None
         return a.astype(dtype, order="K", copy=True) if r is None else r
     out = np.empty(a.shape, dtype)
