@@ -20,7 +20,9 @@ def linear(input, weight, bias=None):
     An input of 3 or more dims is folded into the rows of one matrix product, as torch's linear and matmul fold
     it: one large BLAS call instead of a batch of small ones, and a weight gradient that is one product over all
     rows rather than a stack of per-batch products summed afterwards (torch's arithmetic). A strided input is
-    copied by the reshape, as in torch. Mismatched operands take the matmul path, which raises torch's errors.
+    copied by the reshape, as in torch, and its bias added after the product (a contiguous one's goes into the
+    addmm, as torch's: 16-bit results rounded once). Mismatched operands take the matmul path, which raises
+    torch's errors.
     """
     dims = input.dim()
     if dims == 2 and bias is not None:
@@ -30,8 +32,11 @@ def linear(input, weight, bias=None):
         shape = list(input.shape)
         rows = aten.reshape.default(input, [math.prod(shape[:-1]), shape[-1]])
         wt = aten.t.default(weight)
-        out = aten.mm.default(rows, wt) if bias is None else aten.addmm.default(bias, rows, wt)
-        return aten.view.default(out, shape[:-1] + [weight.shape[0]])
+        out_shape = shape[:-1] + [weight.shape[0]]
+        if bias is not None and bias.dim() == 1 and input.is_contiguous():   # torch's _flatten_nd_linear
+            return aten.view.default(aten.addmm.default(bias, rows, wt), out_shape)
+        out = aten.view.default(aten.mm.default(rows, wt), out_shape)
+        return out if bias is None else aten.add.Tensor(out, bias)   # torch's matmul, then the bias added
     out = aten.matmul.default(input, aten.t.default(weight))
     return out if bias is None else aten.add.Tensor(out, bias)
 
