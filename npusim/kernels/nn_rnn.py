@@ -231,7 +231,8 @@ def layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, outp
     grad_ig = grad_input_gates.reshape(rows, -1)
     grad_x = _matmul(grad_ig, w_ih).reshape(steps, batch, w_ih.shape[1])
     grad_w_ih = _matmul(grad_ig.T, x.reshape(rows, x.shape[2]))
-    grad_w_hh = _matmul(grad_hidden_gates.reshape(rows, -1).T, _previous_states(hx, output, reverse).reshape(rows, -1))
+    previous = _previous_states(hx, output, reverse).reshape(rows, -1)
+    grad_w_hh = _matmul(grad_hidden_gates.reshape(rows, -1).T, previous)
     if not has_bias:
         return grad_x, grad_w_ih, grad_w_hh, None, None
     grad_b_ih = _reductions.sum_(grad_ig, (0,), False, grad_ig.dtype)
@@ -288,7 +289,8 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, hx, cx, w_hh, workspace, 
         xp.multiply(xp.multiply(d_cy, g, out=first), d_i, out=grad_gates[:, :h])
         xp.multiply(xp.multiply(d_cy, previous_cell, out=first), d_f, out=grad_gates[:, h:2 * h])
         xp.multiply(g, g, out=second)
-        xp.multiply(xp.multiply(d_cy, i, out=first), xp.subtract(1, second, out=second), out=grad_gates[:, 2 * h:3 * h])
+        xp.multiply(xp.multiply(d_cy, i, out=first), xp.subtract(1, second, out=second),
+                    out=grad_gates[:, 2 * h:3 * h])
         grad_cell = xp.multiply(d_cy, f, out=d_cy) if d_cy is not grad_cell else d_cy * f
         recurrent_h = _matmul(grad_gates, w_hh)
     return grad_gates_all, recurrent_h, grad_cell

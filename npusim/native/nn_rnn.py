@@ -3,8 +3,9 @@ backward ops, and the differentiable backward compositions torch's formulas use 
 
 torch registers the fused cells for CUDA only (its CPU LSTM composes the cell from single ops); npusim has them on
 every device, and ``nn.LSTM`` / ``nn.GRU`` step with them (``nn/modules/rnn.py``), one op and one autograd node per
-step, where they do not run a whole layer with ``mkldnn_rnn_layer`` (below). The argument checks are those of torch's CUDA kernels (``checkSizes``: two-dimensional gates of one size,
-biases of the gates' width, a state of a quarter / a third of it).
+step, where they do not run a whole layer with ``mkldnn_rnn_layer`` (below). The argument checks are those of
+torch's CUDA kernels (``checkSizes``: two-dimensional gates of one size, biases of the gates' width, a state of a
+quarter / a third of it).
 """
 from __future__ import annotations
 
