@@ -12,6 +12,8 @@ import ml_dtypes
 import numpy as np
 
 from . import complex as KX
+from . import out_destination as _od
+from . import parallel as P
 from .array_api import HALF_TYPES, as_array, compute_dtype, is_integral, namespace_of
 
 
@@ -104,10 +106,24 @@ def int_power(a, b, out=None):
 def sigmoid(a, out=None):
     """1 / (1 + exp(-x)) without overflow for large |x|: 1 / (1 + e) for x >= 0, else e / (1 + e), e = exp(-|x|).
     The numerator is max(e, x >= 0) (e <= 1; a NaN stays NaN), so one division serves both branches: the same
-    values in fewer passes and temporaries than a where() over two quotients."""
+    values in fewer passes and temporaries than a where() over two quotients. NumPy arrays are computed into
+    ``out`` or the offered out= array, in cache-sized blocks split over the intra-op threads."""
     if a.dtype.kind == "c":
         return KX.sigmoid(a, out)
     xp = namespace_of(a)
+    if xp is np and (a.dtype.kind == "f" or a.dtype in HALF_TYPES):
+        dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
+        if dest is None or dest.shape != a.shape or dest.dtype != a.dtype or not _blockable(a, dest):
+            dest = np.empty(a.shape, a.dtype)
+        if a.flags.c_contiguous and dest.flags.c_contiguous:
+            src_flat, dest_flat = a.reshape(-1), dest.reshape(-1)
+            P.for_ranges(a.size, _BLOCK, lambda s, e: _sigmoid_blocks(src_flat[s:e], dest_flat[s:e]))
+        else:
+            _sigmoid_float(a, dest)
+        if out is not None and dest is not out:
+            out[...] = dest
+            return out
+        return dest
     src = a.astype(np.float32) if a.dtype in HALF_TYPES else a
     if src.dtype.kind == "f":
         e = xp.empty(src.shape, src.dtype)
@@ -127,8 +143,42 @@ def sigmoid(a, out=None):
     return as_array(r)
 
 
+_BLOCK = 1 << 16    # elements per sigmoid block: its temporaries stay in cache between the passes
+
+
+def _blockable(a, dest) -> bool:
+    """``dest`` may be written block by block while ``a`` is read: no shared memory (or exactly the same array)."""
+    return dest is a or not np.may_share_memory(a, dest) or (
+        a.shape == dest.shape and a.strides == dest.strides
+        and a.__array_interface__["data"][0] == dest.__array_interface__["data"][0])
+
+
+def _sigmoid_blocks(src, dest):
+    """sigmoid of 1-d ``src`` into ``dest`` in ``_BLOCK``-element pieces (one thread's share)."""
+    for s in range(0, src.size, _BLOCK):
+        _sigmoid_float(src[s:s + _BLOCK], dest[s:s + _BLOCK])
+
+
+def _sigmoid_float(src, dest):
+    """sigmoid's float arithmetic on NumPy arrays (16-bit floats in float32, rounded once into ``dest``)."""
+    if src.dtype in HALF_TYPES:
+        src = src.astype(np.float32)
+    r = dest if dest.dtype == src.dtype else np.empty(src.shape, src.dtype)
+    e = np.empty(src.shape, src.dtype)
+    np.abs(src, out=e)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    np.maximum(e, src >= 0, out=r)
+    np.divide(r, np.add(e, 1, out=e), out=r)
+    if r is not dest:
+        dest[...] = r
+
+
 def rsqrt(a, out=None):
     xp = namespace_of(a)
+    if xp is np and (out is None or out.dtype == a.dtype and out.shape == a.shape):
+        r = P.unary(np.sqrt, a, out)    # into out or the offered out= array, split when large
+        return P.unary(np.reciprocal, r, r) if r.__class__ is np.ndarray else as_array(np.reciprocal(r))
     r = xp.reciprocal(xp.sqrt(a))
     if out is not None:
         out[...] = r
@@ -154,6 +204,8 @@ def sign(a, out=None):
 
 def reciprocal(a, out=None):
     xp = namespace_of(a)
+    if xp is np:
+        return as_array(P.unary(np.reciprocal, a, out))
     return as_array(xp.reciprocal(a, out=out))
 
 
@@ -204,6 +256,14 @@ def clamp(a, lo, hi, out=None):
     xp = namespace_of(a)
     if lo is None and hi is None:
         r = a.copy()
+    elif xp is np and out is None:
+        # into the offered out= array (or a new one), split when large; the second bound applied in place
+        r = P.binary(np.maximum, a, lo) if lo is not None else P.binary(np.minimum, a, hi)
+        if lo is not None and hi is not None:
+            in_place = r.__class__ is np.ndarray and getattr(hi, "dtype", None) == r.dtype and \
+                np.broadcast_shapes(r.shape, np.shape(hi)) == r.shape
+            r = P.binary(np.minimum, r, hi, r) if in_place else np.minimum(r, hi)
+        return as_array(r)
     elif hi is None:
         r = xp.maximum(a, lo)
     elif lo is None:
