@@ -2,14 +2,14 @@
 
 Any number of spatial dims (conv1d / conv2d / conv3d share the code). The input is
 padded once and viewed as windows through its strides (no copy); a chunk of the
-batch at a time is gathered into columns, one copy: per batch item ``(C * K, L)``
-for the forward, whose matmuls then write straight into the output, and
-channel-major ``(C * K, n * L)`` for the weight gradient, one matmul per group
-over the whole chunk. The input gradient at stride 1 lays the output gradient
-into the padded input's grid, where each kernel tap is a flat shift: one matmul
-and one contiguous shifted add per tap; at other strides it scatters the columns
-back (col2im) with one strided add per tap. Chunks keep the columns small enough
-to stay in cache and bound the memory a large convolution needs.
+batch at a time is gathered into channel-major columns ``(C * K, n * L)``, one copy,
+so that one matmul per group covers the whole chunk (few BLAS calls: each one
+syncs BLAS's threads); the forward adds the bias chunk by chunk, in cache. The
+input gradient at stride 1 lays the output gradient into the padded input's grid,
+where each kernel tap is a flat shift: one matmul and one contiguous shifted add
+per tap; at other strides it scatters the columns back (col2im) with one strided
+add per tap. Chunks keep the columns small enough to stay in cache and bound the
+memory a large convolution needs.
 
 A transposed convolution is the input gradient of a convolution, so the same
 three kernels also serve ``conv_transpose``: its forward is ``backward_input``,
@@ -81,19 +81,6 @@ def _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
     return xp.ascontiguousarray(win).reshape(groups, c // groups * math.prod(kernel), -1)
 
 
-def _item_columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
-    """Columns of batch items n0:n1 in one copy, one matrix per item and group:
-    ``(n, groups, C // groups * prod(K), prod(L))``."""
-    xp = namespace_of(xpad)
-    st = xpad.strides
-    spatial = st[2:]
-    shape = (n1 - n0, xpad.shape[1]) + tuple(kernel) + tuple(out_sizes)
-    strides = st[:2] + tuple(s * d for s, d in zip(spatial, dilation)) + tuple(s * t for s, t in zip(spatial, stride))
-    win = xp.lib.stride_tricks.as_strided(xpad[n0:n1], shape, strides)
-    c = xpad.shape[1]
-    return xp.ascontiguousarray(win).reshape(n1 - n0, groups, c // groups * math.prod(kernel), -1)
-
-
 def _grad_columns(g, n0, n1, groups):
     """Output-gradient rows of batch items n0:n1, channel-major: ``(groups, O // groups, n * prod(L))``."""
     xp = namespace_of(g)
@@ -118,9 +105,9 @@ def forward(x, w, bias, stride, padding, dilation, groups):
         wg = w.astype(dt, copy=False).reshape(groups, o // groups, ck)
         b = None if bias is None else bias.astype(dt, copy=False).reshape(1, o, 1)
         for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize):
-            # one matmul per batch item and group, straight into the output (no transposing copy)
-            cols = _item_columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
-            xp.matmul(wg, cols, out=out[n0:n1].reshape(n1 - n0, groups, o // groups, length))
+            # one matmul per chunk (not per item: each BLAS call syncs its threads)
+            cols = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
+            out[n0:n1] = xp.matmul(wg, cols).reshape(o, n1 - n0, length).swapaxes(0, 1)
             if b is not None:   # while the chunk is in cache
                 out[n0:n1] += b
     else:
