@@ -154,22 +154,24 @@ def input_projection(x, w_ih, b_ih):
     return gates.reshape(steps, batch, gates.shape[1])
 
 
-def _hidden_projection(h, w_hh, b_hh_column):
-    """(W_hh h^T + b_hh)^T, a transposed view (see nn/modules/rnn.py's _hidden_gates)."""
-    product = _matmul(w_hh, h.T)
+def _hidden_projection(h, w_hh, b_hh_column, product):
+    """(W_hh h^T + b_hh)^T computed into ``product`` (gates, batch), returned as a transposed view (see
+    nn/modules/rnn.py's _hidden_gates)."""
+    xp = namespace_of(product)
+    xp.matmul(w_hh, h.T, out=product)
     if b_hh_column is not None:
-        namespace_of(product).add(product, b_hh_column, out=product)
+        xp.add(product, b_hh_column, out=product)
     return product.T
 
 
-def _sigmoid_into(x, out, e):
-    """``elementwise.sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) as scratch: the same
-    ufuncs on the same values."""
+def _sigmoid_into(x, out, e, mask):
+    """``elementwise.sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) and a boolean ``mask``
+    as scratch: the same ufuncs on the same values."""
     xp = namespace_of(x)
     xp.abs(x, out=e)
     xp.negative(e, out=e)
     xp.exp(e, out=e)
-    xp.maximum(e, x >= 0, out=out)
+    xp.maximum(e, xp.greater_equal(x, 0, out=mask), out=out)
     return xp.divide(out, xp.add(e, 1, out=e), out=out)
 
 
@@ -189,12 +191,13 @@ def lstm_layer(input_gates, hx, cx, w_hh, b_hh, reverse):
     output = xp.empty((steps, batch, h), dt)
     b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
     pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
+    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, width), bool)
     hidden, cell = hx, cx
     for t in _steps(steps, reverse):
-        xp.add(input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column), out=pre)
+        xp.add(input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column, projection), out=pre)
         gates = gates_all[t]
-        _sigmoid_into(pre, gates, e)
-        gates[:, 2 * h:3 * h] = xp.tanh(pre[:, 2 * h:3 * h])
+        _sigmoid_into(pre, gates, e, mask)
+        xp.tanh(pre[:, 2 * h:3 * h], out=gates[:, 2 * h:3 * h])
         i, f, g, o = (gates[:, k * h:(k + 1) * h] for k in range(4))
         cy = cells[t]
         xp.multiply(f, cell, out=cy)
@@ -308,12 +311,13 @@ def gru_layer(input_gates, hx, w_hh, b_hh, reverse):
     b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
     pre, e = xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt)
     new_pre, scratch = xp.empty((batch, h), dt), xp.empty((batch, h), dt)
+    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, 2 * h), bool)
     hidden = hx
     for t in _steps(steps, reverse):
-        ig, hg = input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column)
+        ig, hg = input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column, projection)
         ws = workspace[t]
         xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre)
-        _sigmoid_into(pre, ws[:, :2 * h], e)
+        _sigmoid_into(pre, ws[:, :2 * h], e, mask)
         r, z, n = ws[:, :h], ws[:, h:2 * h], ws[:, 2 * h:3 * h]
         hn = hg[:, 2 * h:]
         xp.add(ig[:, 2 * h:], xp.multiply(r, hn, out=new_pre), out=new_pre)
