@@ -75,6 +75,7 @@ class Signature:
         self.params = list(params)
         self.taken = {p.name for p in self.params} | set(reserved)
         self.defaults: dict = {}
+        self.default_of: dict = {}      # parameter name -> the name of its default value
         pieces, star = [], False
         for i, p in enumerate(self.params):
             if p.kwarg_only and not star:
@@ -83,6 +84,7 @@ class Signature:
             if p.has_default:
                 d = self.fresh(default_name.format(name=p.name, i=i))
                 self.defaults[d] = p.default
+                self.default_of[p.name] = d
                 pieces.append(f"{p.name}={d}")
             else:
                 pieces.append(p.name)

@@ -738,13 +738,16 @@ def _generate(op: OpOverload):
             kind = "int" if t.base in ("int", "SymInt") else t.base
             check = (f"{N['check_value']}({n}, {N['op']}, {a.name!r}, {kind!r}, {t.optional}, {where}, "
                      f"{positional})")
+            # the default value itself (alpha=1, keepdim=False) passes: its identity is tested first
+            dflt = sig.default_of.get(n) if _valid_default(a.default if a.has_default else None, kind) else None
+            unless_default = f"{n} is not {dflt} and " if dflt else ""
             if kind == "bool":
-                body += [f"if {n}.__class__ is not bool:", f"    {check}"]
+                body += [f"if {unless_default}{n}.__class__ is not bool:", f"    {check}"]
                 continue
             cond = f"{n}.__class__ is not int" + (f" and {n}.__class__ is not float" if kind != "int" else "")
-            body += [f"if {cond}:", f"    {check}"]
+            body += [f"if {unless_default}{cond}:", f"    {check}"]
             top = _U64_MAX if kind == "Scalar" else _I64_MAX
-            late += [f"if {n}.__class__ is int and not {_I64_MIN} <= {n} <= {top}:", f"    {check}"]
+            late += [f"if {unless_default}{n}.__class__ is int and not {_I64_MIN} <= {n} <= {top}:", f"    {check}"]
         elif t.base in ("int", "SymInt") and t.is_list:
             x = fresh("_x")
             check = f"{N['check_ints']}({n}, {N['op']}, {a.name!r}, {t.optional}, {where}, {positional})"
@@ -811,6 +814,16 @@ def _generate(op: OpOverload):
     codegen.name_function(func, codegen.DISPATCH, op.name_, schema.name)
     func.__doc__ = str(schema)
     return func
+
+
+def _valid_default(value, kind) -> bool:
+    """Whether a schema default passes the generated type and range checks of a ``kind`` argument (so a call that
+    leaves it may skip them): an int (float too, for Scalar and float) in range, a bool for bool."""
+    if kind == "bool":
+        return value.__class__ is bool
+    if value.__class__ is int:
+        return _I64_MIN <= value <= (_U64_MAX if kind == "Scalar" else _I64_MAX)
+    return value.__class__ is float and kind != "int"
 
 
 def _materialize(op: OpOverload):
