@@ -730,7 +730,8 @@ def _generate(op: OpOverload):
             body += [f"if {n}.__class__ is type:", f"    {n} = {N['as_dtype']}({n})"]
         where = None if a.kwarg_only else pos
         if t.base == "str" and not t.is_list:
-            body += [f"if {n}.__class__ is not str and {n} is not None:",
+            dflt = sig.default_of.get(n) if a.has_default and a.default.__class__ is str else None
+            body += [f"if {f'{n} is not {dflt} and ' if dflt else ''}{n}.__class__ is not str and {n} is not None:",
                      f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, 'str', {t.optional}, {where}, {positional})"]
         elif t.base in ("int", "SymInt", "Scalar", "float", "bool") and not t.is_list:
             # a str, None, tuple or (for int) float or bool where torch's parser wants a number is a TypeError;
