@@ -19,11 +19,19 @@ def _specials_f32():
     return np.concatenate([bits, rand]).view(np.float32)
 
 
-def test_every_float16_widens_to_numpys_bits():
-    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+@pytest.mark.parametrize("n", [1 << 16, (1 << 16) - 1, 1025])
+def test_every_float16_widens_to_numpys_bits(n):
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)[-n:]
     got = HC.astype(h, np.float32)
     assert got is not None and got.dtype == np.float32
     np.testing.assert_array_equal(got.view(np.uint32), h.astype(np.float32).view(np.uint32))
+
+
+def test_relu_like_halves_widen_to_numpys_bits():
+    """Half zeros, the rest normal, a few subnormals and one infinity: the branch-free widening and its fix-up."""
+    x = np.maximum(np.random.default_rng(5).standard_normal(5000), 0).astype(np.float16)
+    x[:7] = np.array([6e-8, -6e-8, 1e-5, np.inf, -np.inf, np.nan, -0.0], np.float16)
+    np.testing.assert_array_equal(HC.astype(x, np.float32).view(np.uint32), x.astype(np.float32).view(np.uint32))
 
 
 @pytest.mark.parametrize("n", [1024, 1025, 4097, 50_030])
