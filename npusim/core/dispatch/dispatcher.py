@@ -672,6 +672,8 @@ def _generate(op: OpOverload):
                     ks |= other._ks
                 except AttributeError:
                     ks |= num_or_err(other, op, 'other', 2)
+            if alpha is not <1> and alpha.__class__ is not int and alpha.__class__ is not float:
+                check_value(alpha, ...)    # (and, after every type check, an int alpha's range)
             if _SLOW:
                 try:
                     tick = _RF_TICK()       # slow_call, or a sampling decision
@@ -679,13 +681,21 @@ def _generate(op: OpOverload):
                     tick = slow
                 if tick:
                     return tick(op, ks, (self, other), {'alpha': alpha})
+            if (<self is complex or of a limited dtype, or not a tensor or a number>
+                    or <the same of other>
+                    or alpha.__class__ is complex):
+                try:
+                    fn = memo[ks]           # the kernel behind the dtype guard's check (_kernel_wrapper)
+                except KeyError:
+                    fn = resolve(op, ks)
+                return fn(self, other, alpha=alpha)
             try:
-                fn = memo[ks]
+                fn = unwrapped[ks]          # the kernel itself
             except KeyError:
-                fn = resolve(op, ks)
+                fn = resolve_unwrapped(op, ks)
             return fn(self, other, alpha=alpha)
 
-    Helper names are chosen so that no schema argument can shadow them. ``codegen.source_of`` (and
+    (an op the kernel wrapper never wraps has only the memo lookup). Helper names are chosen so that no schema argument can shadow them. ``codegen.source_of`` (and
     ``npusim.library.generated_source``) shows the source; tracebacks and debuggers show its lines.
     """
     schema = op._schema
