@@ -66,5 +66,15 @@ def legacy_tensor_types(device_type: str, module: str = "npusim") -> dict:
             for dt, name in NAMES.items()}
 
 
-globals().update(legacy_tensor_types("cpu"))
+_CPU_TYPES = legacy_tensor_types("cpu")
+BoolTensor = _CPU_TYPES["BoolTensor"]
+ByteTensor = _CPU_TYPES["ByteTensor"]
+CharTensor = _CPU_TYPES["CharTensor"]
+ShortTensor = _CPU_TYPES["ShortTensor"]
+IntTensor = _CPU_TYPES["IntTensor"]
+LongTensor = _CPU_TYPES["LongTensor"]
+HalfTensor = _CPU_TYPES["HalfTensor"]
+BFloat16Tensor = _CPU_TYPES["BFloat16Tensor"]
+FloatTensor = _CPU_TYPES["FloatTensor"]
+DoubleTensor = _CPU_TYPES["DoubleTensor"]
 __all__ = list(NAMES.values())
