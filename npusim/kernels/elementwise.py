@@ -159,6 +159,23 @@ def _sigmoid_blocks(src, dest):
         _sigmoid_float(src[s:s + _BLOCK], dest[s:s + _BLOCK])
 
 
+def _in_blocks(a, dest, passes) -> bool:
+    """``passes(src_piece, dest_piece)`` over ``_BLOCK``-element pieces of C-contiguous ``a`` and ``dest`` (the
+    pieces split over the intra-op threads), so a multi-pass kernel reads and writes memory about once; False
+    (nothing done) when the layouts do not allow it."""
+    if not (a.__class__ is np.ndarray and dest.__class__ is np.ndarray and a.shape == dest.shape
+            and a.flags.c_contiguous and dest.flags.c_contiguous and a.size > _BLOCK and _blockable(a, dest)):
+        return False
+    src_flat, dest_flat = a.reshape(-1), dest.reshape(-1)
+
+    def work(start, stop):
+        for s in range(start, stop, _BLOCK):
+            e = min(s + _BLOCK, stop)
+            passes(src_flat[s:e], dest_flat[s:e])
+    P.for_ranges(a.size, _BLOCK, work)
+    return True
+
+
 def _sigmoid_float(src, dest):
     """sigmoid's float arithmetic on NumPy arrays (16-bit floats in float32, rounded once into ``dest``)."""
     if src.dtype in HALF_TYPES:
@@ -176,6 +193,13 @@ def _sigmoid_float(src, dest):
 
 def rsqrt(a, out=None):
     xp = namespace_of(a)
+    if xp is np and a.dtype.kind == "f" and (out is None or out.dtype == a.dtype and out.shape == a.shape):
+        dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
+        dest = np.empty(a.shape, a.dtype) if dest is None else dest
+        if _in_blocks(a, dest, lambda s, d: np.reciprocal(np.sqrt(s, out=d), out=d)):
+            return dest
+        r = P.unary(np.sqrt, a, dest)
+        return P.unary(np.reciprocal, r, r) if r.__class__ is np.ndarray else as_array(np.reciprocal(r))
     if xp is np and (out is None or out.dtype == a.dtype and out.shape == a.shape):
         r = P.unary(np.sqrt, a, out)    # into out or the offered out= array, split when large
         return P.unary(np.reciprocal, r, r) if r.__class__ is np.ndarray else as_array(np.reciprocal(r))
@@ -256,6 +280,16 @@ def clamp(a, lo, hi, out=None):
     xp = namespace_of(a)
     if lo is None and hi is None:
         r = a.copy()
+    elif xp is np and out is None and lo is not None and hi is not None and np.ndim(lo) == 0 and \
+            np.ndim(hi) == 0 and getattr(lo, "dtype", None) == a.dtype == getattr(hi, "dtype", None) and \
+            a.__class__ is np.ndarray and a.size > _BLOCK:
+        # both bounds numbers of a's dtype: max then min per cache-sized piece, into the offered out= array
+        dest = (_od.take(a.shape, a.dtype) if _od.offered() else None)
+        dest = np.empty(a.shape, a.dtype) if dest is None else dest
+        if _in_blocks(a, dest, lambda s, d: np.minimum(np.maximum(s, lo, out=d), hi, out=d)):
+            return dest
+        r = P.binary(np.maximum, a, lo, dest)
+        return P.binary(np.minimum, r, hi, r)
     elif xp is np and out is None:
         # into the offered out= array (or a new one), split when large; the second bound applied in place
         r = P.binary(np.maximum, a, lo) if lo is not None else P.binary(np.minimum, a, hi)
