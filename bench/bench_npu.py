@@ -8,7 +8,8 @@
    fallback's extra cost per call (two copies, the boxing, the bookkeeping).
 3. Large ops on the npu: a 16M-float add and a 2048x2048 float32 matmul, against the same NumPy
    work. Budget: >= 0.9x NumPy.
-4. ``out=`` on 16M float32 (add, mul, exp, sigmoid, clamp, where) on the cpu and the npu against torch's ``out=``: the result is
+4. ``out=`` on 16M float32 (add, mul, exp, sigmoid, clamp, where, reciprocal, rsqrt, add/sub with alpha, pow,
+   addcmul, addcdiv, lerp) on the cpu and the npu against torch's ``out=``: the result is
    computed into ``out``'s own array, so the budget is npusim/torch <= 1.0x.
 
 Every table is printed once per thread count of ``--threads`` (default 1 and 2); the count is set on both
@@ -128,6 +129,15 @@ def out_ops(rounds: int) -> None:
            "exp(x, out=z)": lambda m, x, y, z: m.exp(x, out=z),
            "sigmoid(x, out=z)": lambda m, x, y, z: m.sigmoid(x, out=z),
            "clamp(x, .2, .8, out=z)": lambda m, x, y, z: m.clamp(x, 0.2, 0.8, out=z),
+           "clamp(x, min=.2, out=z)": lambda m, x, y, z: m.clamp(x, min=0.2, out=z),
+           "reciprocal(x, out=z)": lambda m, x, y, z: m.reciprocal(x, out=z),
+           "rsqrt(x, out=z)": lambda m, x, y, z: m.rsqrt(x, out=z),
+           "add(x, y, alpha=2, out=z)": lambda m, x, y, z: m.add(x, y, alpha=2, out=z),
+           "sub(x, y, alpha=2, out=z)": lambda m, x, y, z: m.sub(x, y, alpha=2, out=z),
+           "pow(x, 3, out=z)": lambda m, x, y, z: m.pow(x, 3, out=z),
+           "addcmul(x, x, y, out=z)": lambda m, x, y, z: m.addcmul(x, x, y, value=0.5, out=z),
+           "addcdiv(x, x, y, out=z)": lambda m, x, y, z: m.addcdiv(x, x, y, value=0.5, out=z),
+           "lerp(x, y, .3, out=z)": lambda m, x, y, z: m.lerp(x, y, 0.3, out=z),
            "where(x < y, x, y, out=z)": lambda m, x, y, z: m.where(x < y, x, y, out=z)}
     if torch is not None:
         tx, ty, tz = torch.from_numpy(a.copy()), torch.from_numpy(b.copy()), torch.empty(n)
