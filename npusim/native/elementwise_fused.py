@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.c10 import dtype as D
+from ..kernels import parallel as P
 from . import common as C
 
 
@@ -26,10 +27,13 @@ def _addc(self, tensor1, tensor2, value, divide):
     cd = D.float32 if dt in (D.float16, D.bfloat16) else dt   # 16-bit floats compute in float32
     v = C.checked_scalar(value, cd.np)
     a, b, c = (C.array_operand(t, cd.np, dev) for t in (self, tensor1, tensor2))
-    r = np.true_divide(b, c) if divide else np.multiply(b, c)
+    # the product (into the offered out= array when it has the result's shape), then the scaling and the sum
+    # in place: no temporaries, each pass split over the intra-op threads; the same ufuncs and operand order
+    r = P.binary(np.true_divide if divide else np.multiply, b, c)
+    own = r.__class__ is np.ndarray and r.dtype == cd.np and r.shape == np.broadcast_shapes(a.shape, r.shape)
     if v != 1:
-        r = np.multiply(r, v)
-    r = np.add(a, r)
+        r = P.binary(np.multiply, r, v, r) if own else np.multiply(r, v)
+    r = P.binary(np.add, a, r, r) if own else np.add(a, r)
     return (r if cd is dt else r.astype(dt.np)), dt, dev
 
 
