@@ -57,6 +57,7 @@ def render(table: dict) -> str:
 
 
 if __name__ == "__main__":
+    text = render(torch_tags())     # before opening the table: importing npusim reads it
     with open(TARGET, "w") as f:
-        f.write(render(torch_tags()))
+        f.write(text)
     print(f"wrote {os.path.normpath(TARGET)}")

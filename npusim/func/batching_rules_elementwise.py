@@ -23,7 +23,7 @@ POINTWISE = (
     "neg nextafter pow rad2deg reciprocal relu relu6 remainder round rsqrt rsub sgn sigmoid sign signbit sin sinc "
     "sinh sqrt square sub tan tanh trunc where xlogy addcdiv addcmul polygamma masked_fill "
     "elu gelu hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish selu silu softplus threshold celu "
-    "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtr special_ndtri "
+    "threshold_backward special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtr special_ndtri "
     "special_xlog1py special_zeta special_airy_ai special_bessel_j0 special_bessel_j1 special_bessel_y0 "
     "special_bessel_y1 special_modified_bessel_i0 special_modified_bessel_i1 special_modified_bessel_k0 "
     "special_modified_bessel_k1 special_scaled_modified_bessel_k0 special_scaled_modified_bessel_k1 "

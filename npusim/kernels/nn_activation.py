@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
+from . import parallel
 from .elementwise import _ERF32_P, _ERF32_Q, erf, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -270,6 +271,24 @@ def threshold(a, threshold_, value):
     """``value`` where x <= threshold, x elsewhere (NaN stays NaN)."""
     xp = namespace_of(a)
     return as_array(xp.where(a <= threshold_, a.dtype.type(value), a))
+
+
+def threshold_backward(g, a, threshold_):
+    """The gradient of threshold / relu: ``g`` where x > threshold, 0 where x <= threshold (a NaN x passes ``g``),
+    torch's arithmetic (a masked copy, not a product: an inf or NaN gradient under the mask gives 0)."""
+    xp = namespace_of(a if getattr(a, "ndim", 0) else g)     # a 0-d cpu operand arrives as a NumPy scalar
+    if xp is np and g.shape == a.shape and g.flags.c_contiguous and a.flags.c_contiguous and g.size >= _BLOCK:
+        out = np.empty_like(g)
+        g_flat, a_flat, out_flat = g.reshape(-1), a.reshape(-1), out.reshape(-1)
+
+        def work(start, stop):
+            for s in range(start, stop, _BLOCK):   # cache-sized pieces: mask and copy touch memory once
+                e = min(s + _BLOCK, stop)
+                np.copyto(out_flat[s:e], g_flat[s:e])
+                np.copyto(out_flat[s:e], 0, where=a_flat[s:e] <= threshold_)
+        parallel.for_ranges(g.size, _BLOCK, work)
+        return out
+    return as_array(xp.where(a <= threshold_, xp.zeros((), g.dtype), g))
 
 
 def prelu(a, weight):

@@ -178,12 +178,26 @@ def prelu(self, weight):
     return aten.where.self(aten.gt.Scalar(self, 0), self, aten.mul.Tensor(slopes, self))
 
 
+def threshold_backward(grad_output, self, threshold):
+    """threshold's (and relu's) gradient: grad_output where self > threshold, else 0; the operands promote and
+    broadcast as a binary op's."""
+    dev = C.common_device(grad_output, self)
+    dt = D.promote_types(grad_output.dtype, self.dtype)
+    if dt is D.bool:
+        raise NotImplementedError("\"threshold_backward_cpu\" not implemented for 'Bool'")
+    np_dt = C.np_dtype(dt)
+    g, a = C.array_operand(grad_output, np_dt, dev), C.array_operand(self, np_dt, dev)
+    C.broadcast_shapes(g.shape, a.shape)     # torch's error for shapes that do not broadcast
+    return C.make(K.threshold_backward(g, a, C.scalar_operand(threshold, np_dt)), dev)
+
+
 KERNELS = {
     "gelu": gelu, "gelu_": gelu_, "silu": silu, "silu_": silu_, "elu": elu, "elu_": elu_,
     "leaky_relu": leaky_relu, "leaky_relu_": leaky_relu_, "softplus": softplus,
     "hardsigmoid": hardsigmoid, "hardsigmoid_": hardsigmoid_, "hardswish": hardswish, "hardswish_": hardswish_,
     "mish": mish, "mish_": mish_, "log_sigmoid": log_sigmoid, "logit": logit,
     "hardtanh": hardtanh, "hardtanh_": hardtanh_, "threshold": threshold, "threshold_": threshold_,
+    "threshold_backward": threshold_backward,
 }
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.

@@ -242,7 +242,7 @@ def tan_backward(ctx, g):
 
 @derivative("relu", "relu_", save_result=True)
 def relu_backward(ctx, g):
-    return _mul(g, aten.gt.Scalar(ctx.result, 0))
+    return aten.threshold_backward.default(g, ctx.result, 0)    # torch's: a masked copy of g, one op
 
 
 # --- functions of one input whose derivative uses the input ---------------------------------------------------

@@ -124,4 +124,12 @@ def logit_backward(ctx, g):
 
 @derivative("threshold", "threshold_", save=("self", "threshold"))
 def threshold_backward(ctx, g):
-    return _zero_where(aten.le.Scalar(ctx.self, ctx.threshold), g)
+    return aten.threshold_backward.default(g, ctx.self, ctx.threshold)
+
+
+@derivative("threshold_backward", inputs=("grad_output", "self"), save=("self", "threshold"))
+def threshold_backward_backward(ctx, gg):
+    # torch's: the mask again for grad_output; self only selects, so its gradient is zero
+    n = ctx.needs_input_grad
+    return (aten.threshold_backward.default(gg, ctx.self, ctx.threshold) if n[0] else None,
+            aten.zeros_like.default(gg) if n[1] else None)

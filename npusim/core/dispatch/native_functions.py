@@ -571,6 +571,7 @@ softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tensor
 threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
+threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 # == nn_activation: in-place forms and celu
 hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
 hardswish_(Tensor(a!) self) -> Tensor(a!)

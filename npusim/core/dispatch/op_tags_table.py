@@ -10,7 +10,7 @@ TAGGED = {
     (): (
         "_adaptive_avg_pool3d_backward", "_conj", "_fft_c2c", "_histogramdd_bin_edges",
         "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors", "_linalg_eigh", "_linalg_eigvals",
-        "_linalg_svd", "_pad_circular", "_thnn_differentiable_gru_cell_backward",
+        "_linalg_svd", "_pad_circular", "_safe_softmax", "_thnn_differentiable_gru_cell_backward",
         "_thnn_differentiable_lstm_cell_backward", "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward",
         "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward", "_thnn_fused_lstm_cell_backward_impl",
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -275,8 +275,8 @@ TAGGED = {
         "special_shifted_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_w.n_scalar",
         "special_shifted_chebyshev_polynomial_w.x_scalar", "special_spherical_bessel_j0", "special_xlog1py",
         "special_xlog1py.other_scalar", "special_xlog1py.self_scalar", "special_zeta",
-        "special_zeta.other_scalar", "special_zeta.self_scalar", "square", "threshold", "xlogy.Scalar_Other",
-        "xlogy.Scalar_Self", "xlogy.Tensor",
+        "special_zeta.other_scalar", "special_zeta.self_scalar", "square", "threshold", "threshold_backward",
+        "xlogy.Scalar_Other", "xlogy.Scalar_Self", "xlogy.Tensor",
     ),
     ('reduction',): (
         "all", "all.dim", "all.dims", "aminmax", "linalg_vector_norm", "logsumexp", "max", "min", "nansum",
