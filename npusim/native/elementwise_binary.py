@@ -199,10 +199,22 @@ def _axpy(a, b, alpha, cd, sign=1):
         alpha = np.float32(cd.np.type(sign * alpha))
         return _array(_call(np.add, _to_f32(a), _to_f32(b) * alpha)).astype(cd.np)
     if hasattr(b, "shape"):
-        b = np.multiply(b, C.scalar_operand(sign * alpha, cd.np))
+        # the scaled operand lands in the offered out= array when it has the result's shape; the sum then goes in
+        # place on it (same ufuncs and operand order), both passes over the intra-op threads
+        b = P.binary(np.multiply, b, C.scalar_operand(sign * alpha, cd.np))
+        if b.__class__ is _ndarray and b.dtype == cd.np and _holds_sum(np.shape(a), b.shape):
+            return _call(np.add, a, b, b)
     else:
         b = C.scalar_operand(b * sign * alpha, cd.np)
     return _call(np.add, a, b)
+
+
+def _holds_sum(a_shape, b_shape) -> bool:
+    """Whether an array of ``b_shape`` is the broadcast result's shape (False too when they do not broadcast)."""
+    try:
+        return np.broadcast_shapes(a_shape, b_shape) == b_shape
+    except ValueError:
+        return False   # the add raises torch's error
 
 
 def _is_one(alpha):
