@@ -262,8 +262,18 @@ def round_decimals(a, decimals, out=None):
 def lerp(start, end, weight, out=None):
     """torch's lerp: two formulas so that weight 0 and 1 hit the ends exactly."""
     xp = namespace_of(start)
-    diff = end - start
     w = weight
+    if xp is np and out is None and isinstance(w, (int, float)) and start.__class__ is np.ndarray:
+        # end - start into the offered out= array (when it has the result's shape), then the rest in place on it,
+        # each pass over the intra-op threads: the same ufuncs, operand order and weak number as the expressions
+        diff = P.binary(np.subtract, end, start)
+        if diff.__class__ is np.ndarray and diff.dtype == start.dtype and diff.shape == np.broadcast_shapes(
+                start.shape, diff.shape):
+            if abs(w) < 0.5:
+                return P.binary(np.add, start, P.binary(np.multiply, w, diff, diff), diff)
+            return P.binary(np.subtract, end, P.binary(np.multiply, diff, 1 - w, diff), diff)
+    else:
+        diff = end - start
     if isinstance(w, (int, float)):
         r = (start + w * diff) if abs(w) < 0.5 else (end - diff * (1 - w))
     else:
