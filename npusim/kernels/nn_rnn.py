@@ -11,6 +11,8 @@ a sequence, with the same numbers.
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import reductions as _reductions
@@ -18,6 +20,34 @@ from .array_api import HALF_TYPES, namespace_of
 from .elementwise import sigmoid as _sigmoid
 
 _F32 = np.dtype(np.float32)
+_REUSE = True
+
+
+class _Scratch(threading.local):
+    """Per-thread scratch arrays of the whole-layer kernels, kept between calls: the layer's big temporaries (the
+    input projection, the gates' gradients, the previous states) are larger than glibc's mmap threshold, so a fresh
+    one would be returned to the OS on free and page-fault again on every step. A scratch array never leaves the
+    kernel that asked for it (no result, nothing autograd saves), and a kernel asks for each name once per call."""
+
+    def __init__(self):
+        self.arrays = {}
+
+
+_scratch = _Scratch()
+
+
+def _scratch_array(xp, name, shape, dtype):
+    """An uninitialised C-contiguous ``shape`` array of ``dtype`` for ``name``, reused by this thread's later
+    calls (NumPy only; CuPy's memory pool already keeps device memory)."""
+    if xp is not np or not _REUSE:
+        return xp.empty(shape, dtype)
+    size = 1
+    for n in shape:
+        size *= n
+    held = _scratch.arrays.get(name)
+    if held is None or held.dtype != dtype or held.size < size:
+        held = _scratch.arrays[name] = np.empty(size, dtype)
+    return held[:size].reshape(shape)
 
 
 def _sum(a, b):
@@ -145,12 +175,15 @@ def _matmul(a, b):
 
 
 def input_projection(x, w_ih, b_ih):
-    """x W_ih^T + b_ih over the rows of a (time, batch, features) input: (time, batch, gates), contiguous."""
+    """x W_ih^T + b_ih over the rows of a (time, batch, features) input: (time, batch, gates), contiguous, in this
+    thread's scratch memory (valid until the next layer call)."""
+    xp = namespace_of(x)
     steps, batch = x.shape[0], x.shape[1]
     x2d = x.reshape(steps * batch, x.shape[2])
-    gates = _matmul(x2d, w_ih.T)
+    gates = _scratch_array(xp, "input_gates", (steps * batch, w_ih.shape[0]), np.result_type(x.dtype, w_ih.dtype))
+    xp.matmul(x2d, w_ih.T, out=gates)
     if b_ih is not None:
-        namespace_of(gates).add(gates, b_ih, out=gates)
+        xp.add(gates, b_ih, out=gates)
     return gates.reshape(steps, batch, gates.shape[1])
 
 
@@ -215,11 +248,14 @@ def _workspace_blocks(workspace, steps, batch, h):
 
 
 def _previous_states(hx, output, reverse):
-    """Every step's incoming hidden state, in step order: (time, batch, hidden), contiguous."""
+    """Every step's incoming hidden state, in step order: (time, batch, hidden), contiguous, in scratch memory."""
     xp = namespace_of(output)
+    states = _scratch_array(xp, "previous_states", output.shape, output.dtype)
     if reverse:
-        return xp.concatenate([output[1:], hx[None]])
-    return xp.concatenate([hx[None], output[:-1]])
+        states[:-1], states[-1] = output[1:], hx
+    else:
+        states[0], states[1:] = hx, output[:-1]
+    return states
 
 
 def layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, output, has_bias, reverse):
@@ -263,7 +299,7 @@ def lstm_layer_backward(grad_output, grad_hy, grad_cy, hx, cx, w_hh, workspace, 
     batch, h = hx.shape
     steps = workspace.shape[0] // (batch * 6 * h)
     gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
-    grad_gates_all = xp.empty(gates_all.shape, workspace.dtype)
+    grad_gates_all = _scratch_array(xp, "grad_gates", gates_all.shape, workspace.dtype)
     order = list(_steps(steps, not reverse))   # backward through time
     dt = workspace.dtype
     # scratch reused by every step: the gates' derivative factors s (1 - s) (the cell gate's column block unused),
@@ -337,8 +373,8 @@ def gru_layer_backward(grad_output, grad_hy, hx, output, w_hh, workspace, revers
     xp = namespace_of(workspace)
     steps, batch, width = workspace.shape
     h = width // 4
-    grad_input_all = xp.empty((steps, batch, 3 * h), workspace.dtype)
-    grad_hidden_all = xp.empty((steps, batch, 3 * h), workspace.dtype)
+    grad_input_all = _scratch_array(xp, "grad_gates", (steps, batch, 3 * h), workspace.dtype)
+    grad_hidden_all = _scratch_array(xp, "grad_hidden_gates", (steps, batch, 3 * h), workspace.dtype)
     order = list(_steps(steps, not reverse))   # backward through time
     grad_h = _step_grad(grad_output, order[0], grad_hy)
     dt = workspace.dtype
