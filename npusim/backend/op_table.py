@@ -90,6 +90,7 @@ OPS = [
     NpuOp("atan2", capacity=B.BROADCAST, autocast=A.PROMOTE),
     # three inputs: the first two sizes do not bound the result
     *_ops("lerp where clamp", capacity=B.BROADCAST, gate=0),
+    NpuOp("mse_loss_backward", capacity=B.BROADCAST, gate=3),   # every input bounds it: all three sizes gate
     *_ops("addcmul addcdiv", capacity=B.BROADCAST, gate=0, autocast=A.PROMOTE),
     *_ops("eq ne lt le gt ge logical_and logical_or logical_xor", capacity=B.BROADCAST_BOOL),
 

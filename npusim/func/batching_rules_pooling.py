@@ -7,6 +7,8 @@ batch passes straight through them.
 """
 from __future__ import annotations
 
+import math
+
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import BatchedTensor, wrap
@@ -76,3 +78,17 @@ register("constant_pad_nd", trailing_dims(lambda args: len(args[1]) // 2))
 register("native_layer_norm", trailing_dims(lambda args: len(args[1])))
 register("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits kl_div",
          elementwise_loss)
+
+
+def mse_loss_backward(op, level, args, kwargs):
+    """Elementwise in its three tensors; a mean's 2 / numel counts one sample's elements (the sum's 2, then / numel)."""
+    reduction = argument(op, args, kwargs, "reduction")
+    if reduction != 1:
+        return pointwise(op, level, args, kwargs)
+    args, kwargs = with_argument(op, args, kwargs, "reduction", 2)
+    grad = pointwise(op, level, args, kwargs)
+    numel = math.prod(grad.shape)
+    return aten.div.Scalar(grad, numel) if numel else grad
+
+
+register("mse_loss_backward", mse_loss_backward)

@@ -96,6 +96,21 @@ def mse(x, t):
     return d * d
 
 
+def mse_backward(g, x, t, reduction):
+    """The gradient of mse_loss in ``x``: torch's arithmetic, ``alpha * (x - t) * g`` in the operands' dtype with
+    alpha = 2 (2 / numel for the mean) rounded to that dtype; ``g`` is the reduced loss's gradient (0-d) or, for
+    no reduction, one per element."""
+    xp = namespace_of(x if getattr(x, "ndim", 0) else t)
+    d = as_array(xp.subtract(x, t))
+    n = d.size
+    alpha = d.dtype.type(2.0 / n if reduction == MEAN and n else 2.0)
+    xp.multiply(d, alpha, out=d)
+    if xp.ndim(g) <= d.ndim and all(a == b or b == 1 for a, b in zip(d.shape[::-1], xp.shape(g)[::-1])):
+        xp.multiply(d, g, out=d)     # g fits in d's shape: no temporary
+        return d
+    return as_array(d * g)
+
+
 def l1(x, t):
     return namespace_of(x).abs(_opmath(x) - _opmath(t))
 

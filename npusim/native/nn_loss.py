@@ -16,6 +16,8 @@ from ..kernels import nn_loss as K
 from . import common as C
 
 FROM_NP = C.FROM_NP
+_ndarray, _asarray, _add_reduce = np.ndarray, np.asarray, np.add.reduce
+_PLAIN_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _TARGET_TYPES = (np.dtype(np.int64), np.dtype(np.uint8))
 
 
@@ -201,8 +203,35 @@ def _finish(loss, reduction, dt, dev):
 
 
 def mse_loss(self, target, reduction=1):
+    x, t = self._a, target._a
+    if (x.__class__ is _ndarray and t.__class__ is _ndarray and x.dtype == t.dtype and x.dtype in _PLAIN_FLOATS
+            and x.shape == t.shape and self._device is target._device):
+        # the common case (same dtype, shape and device, a float32/64 NumPy array): no promotion to work out,
+        # and ndarray.sum's work through np.add.reduce directly (the same reduction, bit-identical)
+        d = x - t
+        d *= d
+        if reduction == K.NONE:
+            return C.make(d, self._device)
+        r = _add_reduce(d, None)
+        if reduction == K.MEAN:
+            r = r / x.dtype.type(d.size)   # an empty input gives nan (0 / 0), as torch
+        return C.make(_asarray(r), self._device)
     x, t, dt, dev = _pair(self, target, "mse_cpu")
     return _finish(K.mse(x, t), reduction, dt, dev)
+
+
+def mse_loss_backward(grad_output, self, target, reduction):
+    """mse_loss's gradient in ``self``: 2 (self - target) grad_output (over numel for the mean), torch's op."""
+    dev = C.common_device(grad_output, self, target)
+    C.check_devices(dev, grad_output, self, target)
+    dt = C.result_type(grad_output, self, target)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"mse_backward_cpu_out\" not implemented for '{C.TORCH_NAME[dt]}'")
+    x = C.array_operand(self, dt.np, dev)
+    t = C.array_operand(target, dt.np, dev)
+    g = C.array_operand(grad_output, dt.np, dev)
+    C.broadcast_shapes(x.shape, t.shape, g.shape)
+    return C.wrap(K.mse_backward(g, x, t, reduction), dev)
 
 
 def l1_loss(self, target, reduction=1):
@@ -280,7 +309,7 @@ def kl_div(self, target, reduction=1, log_target=False):
 
 KERNELS = {
     "nll_loss_forward": nll_loss_forward, "nll_loss_backward": nll_loss_backward,
-    "mse_loss": mse_loss, "l1_loss": l1_loss, "smooth_l1_loss": smooth_l1_loss, "huber_loss": huber_loss,
+    "mse_loss": mse_loss, "mse_loss_backward": mse_loss_backward, "l1_loss": l1_loss, "smooth_l1_loss": smooth_l1_loss, "huber_loss": huber_loss,
     "binary_cross_entropy": binary_cross_entropy,
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
 }

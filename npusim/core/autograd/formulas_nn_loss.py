@@ -50,7 +50,37 @@ def _pair_grads(ctx, g, elementwise):
 
 @derivative("mse_loss", inputs=("self", "target"), save=("self", "target", "reduction"))
 def mse_loss_backward(ctx, g):
-    return _pair_grads(ctx, g, lambda d, go: _mul(_mul(d, go), 2))
+    # torch's: one mse_loss_backward op; the target's gradient is its exact negation
+    x, t = ctx.self, ctx.target
+    gx = aten.mse_loss_backward.default(g, x, t, ctx.reduction)
+    n = ctx.needs_input_grad
+    return (as_input(gx, x) if n[0] else None, as_input(_neg(gx), t) if n[1] else None)
+
+
+@derivative("mse_loss_backward", inputs=("grad_output", "self", "target"), save=("grad_output", "self", "target",
+                                                                                    "reduction"))
+def mse_loss_double_backward(ctx, gg):
+    """torch's: linear in grad_output (mse_loss_backward of gg, summed for a reduced loss), and
+    2 gg grad_output (over numel for the mean) in self, negated in target."""
+    go, x, t, reduction = ctx.grad_output, ctx.self, ctx.target, ctx.reduction
+    n = ctx.needs_input_grad
+    g_go = g_x = g_t = None
+    if n[0]:
+        if reduction == _NONE:
+            g_go = aten.mse_loss_backward.default(gg, x, t, reduction)
+        else:
+            g_go = aten.sum.default(_mul(aten.mse_loss_backward.default(aten.ones_like.default(go), x, t, reduction),
+                                         gg))
+        g_go = as_input(g_go, go)
+    if n[1] or n[2]:
+        d = _mul(_mul(gg, go), 2)
+        if reduction == _MEAN:
+            numel = math.prod(_broadcast_shape(x, t))
+            if numel:
+                d = _div(d, numel)
+        g_x = as_input(d, x) if n[1] else None
+        g_t = as_input(_neg(d), t) if n[2] else None
+    return g_go, g_x, g_t
 
 
 @derivative("l1_loss", inputs=("self", "target"), save=("self", "target", "reduction"))
