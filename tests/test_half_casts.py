@@ -65,3 +65,21 @@ def test_copyto_writes_numpys_bits_and_declines_what_it_cannot_do():
     back = np.empty(x.shape, np.float32)
     assert HC.copyto(back, dst, "same_kind")
     np.testing.assert_array_equal(back, dst.astype(np.float32))
+
+
+def test_relu_like_floats_round_to_numpys_float16_bits():
+    """Half zeros (the branch-free path, chunk by chunk), with subnormal results, the edge of infinity, NaNs."""
+    x = np.maximum(np.random.default_rng(6).standard_normal(200_000), 0).astype(np.float32)
+    x[::7] *= np.float32(1e-4)                                       # some subnormal results
+    specials = _specials_f32()[:30]
+    with np.errstate(over="ignore"):
+        for chunk_has in (specials[:20], specials, np.array([65519.0, 65520.0, -65520.0, 65535.9], np.float32)):
+            y = x.copy()
+            y[70_000:70_000 + len(chunk_has)] = chunk_has            # one chunk falls back to the exact cast
+            got = HC.astype(y, np.float16)
+            np.testing.assert_array_equal(got.view(np.uint16), y.astype(np.float16).view(np.uint16))
+    y = _specials_f32()
+    got = np.empty(y.shape, np.float16)
+    HC._narrow_in_chunks(got, y)                                     # the path itself, on every kind of value
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got.view(np.uint16), y.astype(np.float16).view(np.uint16))

@@ -8,7 +8,9 @@ costs a misprediction per element, 4 ns and more. Here:
   speed, with the same bits: round-to-nearest-even, the same overflow to infinity, subnormals and signed zeros
   (checked against NumPy over every float32 bit pattern). Only NaNs differ: ml_dtypes writes one quiet NaN
   where NumPy keeps the payload's top bits, so NaNs (found in one fast pass) are rewritten by NumPy. A float
-  array of even length, viewed as pairs, converts pairwise; an odd last element goes through NumPy.
+  array of even length, viewed as pairs, converts pairwise; an odd last element goes through NumPy. That loop
+  branches too: where a sample of the data holds many zeros, the branch-free ``_narrow`` runs instead, three
+  times faster there, with the same bits (checked against the complex32 path over every float32 pattern).
 - float16 -> float32 is branch-free whole-array arithmetic (``_widen``): 0.4 ns an element whatever the data,
   NumPy's bits for every float16.
 
@@ -47,6 +49,40 @@ def _copy_flat(dst, src) -> None:
     if dst.dtype == _F32 and _TINY * _2_112 != 0:    # no flush-to-zero mode on this thread: see _widen
         _widen(dst, src)
         return
+    # ml_dtypes' loop is faster on data without zeros; with many (relu's) it mispredicts on each: a sample decides
+    sample = src[::_SAMPLE_STEP]
+    if np.count_nonzero(sample) > sample.shape[0] - (sample.shape[0] >> 4):
+        _exact_narrow(dst, src)
+        return
+    _narrow_in_chunks(dst, src)
+
+
+def _narrow_in_chunks(dst, src) -> None:
+    """float32 -> float16 through ``_narrow``, chunk by chunk (the temporaries stay in cache), each chunk it
+    cannot do and each subnormal result by the exact cast."""
+    n = src.shape[0]
+    for start in range(0, n, _CHUNK):
+        d, x = dst[start:start + _CHUNK], src[start:start + _CHUNK]
+        if _narrow(d, x):
+            # subnormal results: 0 < |x| < 2**-14 was rounded twice above; the exact cast redoes those few
+            small = np.bitwise_and(x.view(np.uint32), _LOW_31)
+            np.subtract(small, 1, out=small)           # zero wraps to the top: only 0 < |x| count
+            if small.min() < _F16_SMALLEST_NORMAL - 1:
+                _exact_narrow(d, x, where=small < _F16_SMALLEST_NORMAL - 1)
+        else:
+            _exact_narrow(d, x)
+
+
+_CHUNK = 1 << 16
+_SAMPLE_STEP = 61      # not a power of two: no alignment with the data's rows
+
+
+def _exact_narrow(dst, src, where=None) -> None:
+    """float32 -> float16 through ml_dtypes' complex32 cast (NumPy for NaNs and an odd last element)."""
+    if where is not None:     # a few elements: NumPy's masked cast would convert them all
+        at = np.flatnonzero(where)
+        dst[at] = src[at].astype(_F16)
+        return
     n = src.shape[0]
     even = n - (n & 1)
     if even:
@@ -77,7 +113,36 @@ def _widen(dst, src) -> None:
     np.bitwise_and(bits, _SIGN_AND_LOW_28, out=bits)
     np.multiply(dst, _2_112, out=dst)
     if dst.max() >= 65536 or dst.min() <= -65536:
-        np.copyto(dst, src, casting="unsafe", where=np.abs(dst) >= 65536)
+        at = np.flatnonzero(np.abs(dst) >= 65536)
+        dst[at] = src[at].astype(_F32)
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_2_M112 = np.float32(2.0 ** -112)
+_LOW_31 = np.uint32(0x7FFFFFFF)
+_SIGN = np.uint32(0x80000000)
+_F16_SMALLEST_NORMAL, _F32_OF_65536 = np.uint32(113 << 23), np.uint32(143 << 23)   # magnitudes as bits
+
+
+def _narrow(dst, src) -> bool:
+    """float32 -> float16 without a branch per element; False (nothing written) past float16's range.
+
+    ``|x| * 2**-112`` is exact for zero and float16's normal range; its bits shifted left by 3, the sign put
+    back, hold the float16 bits in their top 16 with the 13 bits to round below them, so ml_dtypes' bfloat16
+    cast (round-to-nearest-even on the low 16 bits, branch-free but for NaN) rounds them as float16 does,
+    carries into the exponent included (up to infinity from 65520). Subnormal halves (rounded twice here) are
+    redone by the caller's exact cast; magnitudes from 65536, infinities and NaNs return False.
+    """
+    u = src.view(np.uint32)
+    mag = np.bitwise_and(u, _LOW_31)
+    if mag.max() >= _F32_OF_65536:
+        return False
+    scaled = mag.view(np.float32)
+    np.multiply(scaled, _2_M112, out=scaled)
+    np.left_shift(mag, 3, out=mag)
+    np.bitwise_or(mag, np.bitwise_and(u, _SIGN), out=mag)
+    np.copyto(dst.view(_BFLOAT16), scaled, casting="unsafe")
+    return True
 
 
 def astype(a, dtype):
