@@ -253,19 +253,21 @@ def _check(bound, args, kwargs) -> None:
 # every call (rare ops).
 _EARLY_ELEMENTS = _EARLY // _WIDEST
 
-def _checked(kernel, bound, gate: int, served: str):
-    """``kernel`` preceded by the capacity check of ``bound``, gated by its first ``gate`` arguments."""
+def _checked(kernel, bound, gate, served: str):
+    """``kernel`` preceded by the capacity check of ``bound``, gated by its first ``gate`` arguments (or by the
+    arguments at the positions a tuple ``gate`` names)."""
+    positions = range(gate) if isinstance(gate, int) else gate
     sig = codegen.Signature.of_callable(inspect.signature(kernel), reserved=_HELPERS, default_name="_default{i}")
     if sig is None:
         # a kernel that forwards its arguments: so does the wrapper
         parameters, call, args, kwargs, defaults = "*args, **kwargs", "*args, **kwargs", "args", "kwargs", {}
-        gated = [f"(args[{i}] if len(args) > {i} else None)" for i in range(gate)]
+        gated = [f"(args[{i}] if len(args) > {i} else None)" for i in positions]
     else:
         parameters, call, defaults = sig.parameters, sig.call, sig.defaults
         args, kwargs = sig.args_tuple, sig.kwargs_dict
-        gated = sig.positional[:gate]
+        gated = [sig.positional[i] for i in positions]
     check = f"_check(_bound, {args}, {kwargs})"
-    if gate == 0:
+    if not gated:
         body = [check]
     else:
         # a plain tensor's size is two attribute reads; anything else (a number, None) counts 1 as before

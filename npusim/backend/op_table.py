@@ -8,7 +8,8 @@ capacity check. A listed op may have these facts:
   overload without a name).
 - ``capacity``: a cheap lower bound of its result's bytes, checked against the device's free memory before
   the kernel allocates (``capacity.py``); ``gate``: how many leading tensor arguments' sizes bound the
-  result's elements from above, so a small call skips the bound (0: compute it on every call).
+  result's elements from above, so a small call skips the bound (0: compute it on every call), or a tuple of
+  the positions of the arguments that do.
 - ``autocast``: its category under ``autocast("npu")`` (torch 2.13's CUDA lists, ATen/autocast_mode.h),
   registered as an ``AutocastPrivateUse1`` kernel for the overloads in ``autocast_overloads``
   (``amp/autocast_registration.py``); an op with none runs untouched (the fallthrough).
@@ -62,12 +63,12 @@ class NpuOp:
     fallback: bool = False
     cupy: tuple = ()
     capacity: Bound | None = None
-    gate: int | None = None
+    gate: int | tuple | None = None
     autocast: Amp | None = None
     autocast_overloads: tuple = ("default",)
 
     @property
-    def capacity_gate(self) -> int:
+    def capacity_gate(self) -> int | tuple:
         return self.gate if self.gate is not None else _USUAL_GATE.get(self.capacity, 0)
 
 
@@ -96,7 +97,8 @@ OPS = [
 
     # matrix products
     *_ops("mm bmm matmul", capacity=B.MATMUL, autocast=A.LOWER),
-    *_ops("addmm baddbmm", capacity=B.MATMUL, gate=0, autocast=A.LOWER),     # the added input comes first
+    # the added input comes first; the sizes of the two multiplied ones bound batch x n x p
+    *_ops("addmm baddbmm", capacity=B.MATMUL, gate=(1, 2), autocast=A.LOWER),
     NpuOp("outer", capacity=B.OUTER),
 
     # one result element per element of self
