@@ -25,7 +25,7 @@ import weakref
 from operator import itemgetter
 
 from ..c10.dispatch_keys import BELOW_AUTOGRAD, DispatchKey
-from ..dispatch.dispatcher import _resolve, all_ops, fallthrough_kernel
+from ..dispatch.dispatcher import BELOW_UNWRAPPED, _resolve, all_ops, fallthrough_kernel, resolve_unwrapped
 from ..dispatch.library import Library
 from ..dispatch.ops_namespace import aten
 from ..dispatch import record_function as _record_function
@@ -388,113 +388,116 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
         view_kind = 2 if ret.is_list else 1
     arg_by_name = {a.name: a for a in schema.arguments}
     layout_needed = any(n in arg_by_name and arg_by_name[n].type.is_list for n in inputs)
-    memo = op._memo
-    below = _BELOW
     # differentiable inputs that are all positional are read with one C call when the call passes them all
     positions = tuple(i for i, _, _ in input_specs)
     pick = itemgetter(*positions) if positions and _KWARG not in positions else None
     pick_one = len(positions) == 1
     n_needed = max(positions) + 1 if pick is not None else 0
 
-    def call_below(ks, args, kwargs):
-        key = _and(ks, below)
-        fn = memo.get(key)
-        if fn is None:
-            fn = _resolve(op, key)
-        return fn(*args, **kwargs)
-
+    below = _BELOW
     fw_spec = _fw.OpSpec(overload, op, input_specs, inplace, view_kind, nondiff)
 
-    def kernel(ks, *args, **kwargs):
-        if _FW_ON[0]:
-            return _fw.forward_call(fw_spec, kernel, ks, args, kwargs)
-        if not _gm.enabled:
-            # the common case inside backward: nothing to record, straight to the kernel below
-            key = _and(ks, below)
-            fn = memo.get(key)
-            if fn is None:
-                fn = _resolve(op, key)
-            out = fn(*args, **kwargs)
-            if view_kind:
-                _mark_no_grad_views(out)
-            return out
-        n_args = len(args)
-        if pick is not None and n_args >= n_needed:
-            values = (pick(args),) if pick_one else pick(args)
-        else:
-            values = [args[i] if i < n_args else kwargs.get(n, d) for i, n, d in input_specs]
-        edges, needs = _flat_edges(values)
-        if not _any_needs(needs):
-            return call_below(ks, args, kwargs)
-        if packet in _COMPLEX_UNREADY and _complex_among(values, args):
-            _refuse_complex_derivative(packet)
-        self_t = args[0] if inplace else None
-        if inplace:
-            check_inplace(self_t)
-        saved = {}
-        for i, n, d, kind in save_specs:
-            v = args[i] if i < n_args else kwargs.get(n, d)
-            if kind:
-                saved[n] = _save_shape(v, kind)
-            elif v.__class__ is Tensor or isinstance(v, Tensor):
-                if v is self_t:
-                    v = aten.clone.default(v)   # the op is about to overwrite it
-                saved[n] = SavedTensor(v)
-            elif isinstance(v, (list, tuple)) and any(isinstance(t, Tensor) for t in v):
-                saved[n] = [SavedTensor(t) if isinstance(t, Tensor) else t for t in v]
+    def make_kernel(memo, resolve):
+        """The Autograd kernel taking the kernels below from ``memo`` (resolved by ``resolve`` when missing)."""
+        def kernel(ks, *args, **kwargs):
+            if _FW_ON[0]:
+                return _fw.forward_call(fw_spec, autograd_kernel, ks, args, kwargs)
+            if not _gm.enabled:
+                # the common case inside backward: nothing to record, straight to the kernel below
+                key = _and(ks, below)
+                fn = memo.get(key)
+                if fn is None:
+                    fn = resolve(op, key)
+                out = fn(*args, **kwargs)
+                if view_kind:
+                    _mark_no_grad_views(out)
+                return out
+            n_args = len(args)
+            if pick is not None and n_args >= n_needed:
+                values = (pick(args),) if pick_one else pick(args)
             else:
-                saved[n] = v
-        if inplace:
-            # the formula sees self's shape before the op, as torch's formulas do
-            saved.setdefault("self_sizes", tuple(self_t._a.shape))
-        fn = memo.get(_and(ks, below))
-        if fn is None:
-            fn = _resolve(op, _and(ks, below))
-        out = fn(*args, **kwargs)
-        node = node_cls()
-        if _record_function.ACTIVE:
-            _record_function.adopt_sequence_nr(node, op)   # the seq_nr this op's callbacks were told
-        node._saved = saved
-        if _saved_hooks.stack:
-            node._packed = True
-        node._layout = tuple(len(v) if isinstance(v, (list, tuple)) else None for v in values) \
-            if layout_needed else None
-        if inplace:
-            owner = record_inplace(self_t, node, edges, needs)
-            if save_result:
-                if owner is node:
-                    saved["result"] = SavedTensor(self_t, is_output=True, node=node, output_nr=0)
-                else:   # a view changed in place: the result is read back out of the base's new history
-                    geom = (owner._base_geom, owner._view_geom)
-                    saved["result"] = SavedTensor(self_t, is_output=True, node=owner, view_geom=geom)
-            return out
-        if out is self_t or (n_args and out is args[0]):
-            return out   # the op handed its input back (contiguous() of a contiguous tensor): nothing to record
-        if packet in _COMPLEX_UNREADY and out.__class__ is Tensor and _is_complex(out):
-            _refuse_complex_derivative(packet)   # real inputs, complex result
-        node._next = tuple(edges)
-        node._needs = tuple(needs)
-        if out.__class__ is Tensor and not view_kind:
-            # one plain output, the common case
-            outs = (out,)
-            if out.is_floating_point() or out.is_complex():
-                am = out._am
-                if am is None:
-                    out._am = AutogradMeta(True, node, 0)
-                    out._ks = out._device._grad_ks
+                values = [args[i] if i < n_args else kwargs.get(n, d) for i, n, d in input_specs]
+            edges, needs = _flat_edges(values)
+            if not _any_needs(needs):
+                fn = memo.get(_and(ks, below))
+                if fn is None:
+                    fn = resolve(op, _and(ks, below))
+                return fn(*args, **kwargs)
+            if packet in _COMPLEX_UNREADY and _complex_among(values, args):
+                _refuse_complex_derivative(packet)
+            self_t = args[0] if inplace else None
+            if inplace:
+                check_inplace(self_t)
+            saved = {}
+            for i, n, d, kind in save_specs:
+                v = args[i] if i < n_args else kwargs.get(n, d)
+                if kind:
+                    saved[n] = _save_shape(v, kind)
+                elif v.__class__ is Tensor or isinstance(v, Tensor):
+                    if v is self_t:
+                        v = aten.clone.default(v)   # the op is about to overwrite it
+                    saved[n] = SavedTensor(v)
+                elif isinstance(v, (list, tuple)) and any(isinstance(t, Tensor) for t in v):
+                    saved[n] = [SavedTensor(t) if isinstance(t, Tensor) else t for t in v]
                 else:
-                    _attach(out, node, nondiff)
-        else:
-            outs = _attach(out, node, nondiff, view_kind)
-        if save_result:
-            if len(outs) == 1 and not isinstance(out, (tuple, list)):
-                saved["result"] = SavedTensor(outs[0], is_output=True, node=node, output_nr=0)
+                    saved[n] = v
+            if inplace:
+                # the formula sees self's shape before the op, as torch's formulas do
+                saved.setdefault("self_sizes", tuple(self_t._a.shape))
+            fn = memo.get(_and(ks, below))
+            if fn is None:
+                fn = resolve(op, _and(ks, below))
+            out = fn(*args, **kwargs)
+            node = node_cls()
+            if _record_function.ACTIVE:
+                _record_function.adopt_sequence_nr(node, op)   # the seq_nr this op's callbacks were told
+            node._saved = saved
+            if _saved_hooks.stack:
+                node._packed = True
+            node._layout = tuple(len(v) if isinstance(v, (list, tuple)) else None for v in values) \
+                if layout_needed else None
+            if inplace:
+                owner = record_inplace(self_t, node, edges, needs)
+                if save_result:
+                    if owner is node:
+                        saved["result"] = SavedTensor(self_t, is_output=True, node=node, output_nr=0)
+                    else:   # a view changed in place: the result is read back out of the base's new history
+                        geom = (owner._base_geom, owner._view_geom)
+                        saved["result"] = SavedTensor(self_t, is_output=True, node=owner, view_geom=geom)
+                return out
+            if out is self_t or (n_args and out is args[0]):
+                return out   # the op handed its input back (contiguous() of a contiguous tensor): nothing to record
+            if packet in _COMPLEX_UNREADY and out.__class__ is Tensor and _is_complex(out):
+                _refuse_complex_derivative(packet)   # real inputs, complex result
+            node._next = tuple(edges)
+            node._needs = tuple(needs)
+            if out.__class__ is Tensor and not view_kind:
+                # one plain output, the common case
+                outs = (out,)
+                if out.is_floating_point() or out.is_complex():
+                    am = out._am
+                    if am is None:
+                        out._am = AutogradMeta(True, node, 0)
+                        out._ks = out._device._grad_ks
+                    else:
+                        _attach(out, node, nondiff)
             else:
-                saved["result"] = [SavedTensor(t, is_output=True, node=node, output_nr=i)
-                                   for i, t in enumerate(outs)]
-        return out
+                outs = _attach(out, node, nondiff, view_kind)
+            if save_result:
+                if len(outs) == 1 and not isinstance(out, (tuple, list)):
+                    saved["result"] = SavedTensor(outs[0], is_output=True, node=node, output_nr=0)
+                else:
+                    saved["result"] = [SavedTensor(t, is_output=True, node=node, output_nr=i)
+                                       for i, t in enumerate(outs)]
+            return out
+        return kernel
 
-    _lib.impl(overload, kernel, "Autograd", with_keyset=True)
+    autograd_kernel = make_kernel(op._memo, _resolve)
+    # served where the generated dispatch function found no argument the dtype guard would look at: the kernels
+    # below without the guard's wrapper (dispatcher.BELOW_UNWRAPPED); forward AD goes through the plain one
+    setattr(autograd_kernel, BELOW_UNWRAPPED, make_kernel(op._unwrapped, resolve_unwrapped))
+
+    _lib.impl(overload, autograd_kernel, "Autograd", with_keyset=True)
     _FORMULAS[overload] = (formula, node_cls)
 
 

@@ -102,6 +102,11 @@ _kernel_wrapper = None
 # when all are false, calls the kernel resolved without the wrapper (``op._unwrapped``): the common dtypes pay no
 # wrapper frame. Calls that do not come through it (redispatch, the slow path) keep the wrapped kernels.
 _wrapper_conditions = None
+# A kernel that redispatches below its key (the Autograd kernels) may carry, as ``BELOW_UNWRAPPED``, a variant that
+# takes the kernels below from ``op._unwrapped``: resolved without the wrapper (wrap=False), the key serves that
+# variant. Only a generated dispatch function that found every condition false calls those, and the arguments it
+# passes down are the ones it tested, so the wrapper below would let them through too.
+BELOW_UNWRAPPED = "_below_unwrapped"
 
 
 def set_kernel_wrapper(wrap, conditions=None) -> None:
@@ -525,10 +530,10 @@ def _compute(op: OpOverload, ks: int, wrap: bool = True):
                 fn = functools.partial(reg.fn, DispatchKeySet(ks), op)
             else:
                 fn = functools.partial(reg.fn, op)
-        elif reg.with_keyset:
-            fn = functools.partial(reg.fn, DispatchKeySet(ks))
         else:
-            fn = reg.fn
+            fn = reg.fn if wrap else getattr(reg.fn, BELOW_UNWRAPPED, reg.fn)
+            if reg.with_keyset:
+                fn = functools.partial(fn, DispatchKeySet(ks))
         if wrap and _kernel_wrapper is not None and not is_fallback and op._ns == "aten" and (
                 key in BACKEND_KEYS or reg is _last(op._kernels.get(DispatchKey.CompositeImplicitAutograd))):
             fn = _kernel_wrapper(op, fn)
@@ -588,7 +593,7 @@ def _resolve(op: OpOverload, ks: int):
     return fn
 
 
-def _resolve_unwrapped(op: OpOverload, ks: int):
+def resolve_unwrapped(op: OpOverload, ks: int):
     """The same without the kernel wrapper (memoised in ``op._unwrapped``); the wrapped one is memoised too."""
     with _lock:
         op._memo[ks] = _compute(op, ks)
@@ -707,7 +712,7 @@ def _generate(op: OpOverload):
     # here and its real one afterwards
     fname = fresh("_dispatch")
     helpers = {"op": op, "memo": op._memo, "resolve": _resolve, "slow": slow_call,
-               "unwrapped": op._unwrapped, "resolve_unwrapped": _resolve_unwrapped,
+               "unwrapped": op._unwrapped, "resolve_unwrapped": resolve_unwrapped,
                "num_or_err": _number_or_error, "list_keys": _list_keys,
                "device_keys": _device_keys, "no_versions": INFERENCE_VC, "check_write": check_inference_write,
                "as_dtype": _dtype_mod.as_dtype, "check_value": _check_value, "check_ints": _check_ints}
