@@ -26,6 +26,7 @@ import math
 
 import numpy as np
 
+from . import parallel as P
 from .array_api import HALF_TYPES, namespace_of
 
 _F32 = np.dtype(np.float32)
@@ -78,7 +79,16 @@ def _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
         tuple(s * t for s, t in zip(spatial, stride))
     win = xp.lib.stride_tricks.as_strided(xpad[n0:n1], shape, strides)
     c = xpad.shape[1]
-    return xp.ascontiguousarray(win).reshape(groups, c // groups * math.prod(kernel), -1)
+    cols = xp.empty(shape, xpad.dtype)
+    if xp is np:   # the gather over the intra-op threads, a block of input channels each (a copy: same bits)
+        per_channel = cols.size // c
+
+        def gather(start, stop):
+            np.copyto(cols[start // per_channel:stop // per_channel], win[start // per_channel:stop // per_channel])
+        P.for_ranges(cols.size, per_channel, gather)
+    else:
+        xp.copyto(cols, win)
+    return cols.reshape(groups, c // groups * math.prod(kernel), -1)
 
 
 def _grad_columns(g, n0, n1, groups):
