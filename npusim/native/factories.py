@@ -30,6 +30,9 @@ from . import limited_dtype_support as LDS
 from .views import _ints, dense_permutation, strided_view
 
 
+_ndarray, _empty = np.ndarray, np.empty
+
+
 def xp_for(dev):
     if dev is CPU:
         return np
@@ -195,8 +198,21 @@ def _like_array(xp, self, dt, memory_format, fill):
     return fill(xp, shape, dt.np)
 
 
-def _like_factory(fill):
+def _like_factory(fill, dense=None):
+    """The ``*_like`` kernel filling with ``fill(xp, shape, np_dtype)``; ``dense(shape, np_dtype)`` (NumPy's, for
+    zeros and ones) lets the common case (a dense NumPy array, self's dtype and device: an autograd seed, a zeroed
+    buffer) make its result without the general path's helpers."""
     def like(self, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+        a = self._a
+        if (dense is not None and dtype is None and device is None and layout is None
+                and a.__class__ is _ndarray and memory_format in (None, "preserve_format") and a.flags.c_contiguous
+                and a.dtype not in KX.COMPLEX32_SET):
+            dev = self._device
+            hooks = None if dev is CPU else get_device_hooks(dev.type)
+            if hooks is None or hooks.array_namespace(dev) is np:
+                if hooks is not None:
+                    hooks.check_allocation(a.size * a.dtype.itemsize, dev)
+                return C.make(dense(a.shape, a.dtype), dev)
         dt, dev = _like(self, dtype, layout, device, memory_format)
         xp = xp_for(dev)
         if xp is not np and dt.np in HOST_ONLY_NP:
@@ -214,8 +230,15 @@ def _like_factory(fill):
 
 
 empty_like = _like_factory(lambda xp, s, d: xp.empty(s, d))
-zeros_like = _like_factory(lambda xp, s, d: xp.zeros(s, d))
-ones_like = _like_factory(lambda xp, s, d: KX.ones(xp, s, d) if d in KX.COMPLEX32_SET else xp.ones(s, d))
+def _dense_ones(shape, np_dt):
+    r = _empty(shape, np_dt)
+    r.fill(1)   # np.ones's own two steps, without its Python wrapper
+    return r
+
+
+zeros_like = _like_factory(lambda xp, s, d: xp.zeros(s, d), np.zeros)
+ones_like = _like_factory(lambda xp, s, d: KX.ones(xp, s, d) if d in KX.COMPLEX32_SET else xp.ones(s, d),
+                          _dense_ones)
 
 
 def full_like(self, fill_value, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
