@@ -37,6 +37,7 @@ from . import forward_mode as _fw
 from .inplace_views import check_view_rebase, move_retains, rebase_history
 from .meta import DEFAULT, MULTI_OUTPUT_NODE, NO_GRAD_MODE, AutogradMeta, ViewAutogradMeta
 from .node import Node, SavedTensor, edge_of, grad_accumulator, unpacking_once
+from .node import next_sequence_nr as _next_sequence_nr
 from .saved_tensor_hooks import tls as _saved_hooks
 
 _lib = Library("aten", "IMPL")
@@ -44,6 +45,7 @@ _gm = grad_mode.tls
 _FORMULAS: dict = {}
 _name_counts: dict = {}
 _NO_EDGE = (None, 0)
+_new_object = object.__new__
 _and = int.__and__   # keyset & mask as a plain int (DispatchKeySet's own & builds a new set object)
 _BELOW = BELOW_AUTOGRAD
 _FW_ON = _fw.ON   # [True] while a forward-AD level is open: the Autograd kernels then propagate tangents
@@ -418,7 +420,7 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             else:
                 values = [args[i] if i < n_args else kwargs.get(n, d) for i, n, d in input_specs]
             edges, needs = _flat_edges(values)
-            if not _any_needs(needs):
+            if True not in needs and not _any_needs(needs):
                 fn = memo.get(_and(ks, below))
                 if fn is None:
                     fn = resolve(op, _and(ks, below))
@@ -448,7 +450,9 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             if fn is None:
                 fn = resolve(op, _and(ks, below))
             out = fn(*args, **kwargs)
-            node = node_cls()
+            node = _new_object(node_cls)    # Node.__init__'s work inline: one frame less per recorded op
+            node._next = ()
+            node._seq = _next_sequence_nr()
             if _record_function.ACTIVE:
                 _record_function.adopt_sequence_nr(node, op)   # the seq_nr this op's callbacks were told
             node._saved = saved
@@ -474,7 +478,7 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             if out.__class__ is Tensor and not view_kind:
                 # one plain output, the common case
                 outs = (out,)
-                if out.is_floating_point() or out.is_complex():
+                if out._a.dtype.kind == "f" or out.is_floating_point() or out.is_complex():
                     am = out._am
                     if am is None:
                         out._am = AutogradMeta(True, node, 0)
