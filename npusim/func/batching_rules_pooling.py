@@ -12,7 +12,7 @@ import math
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 from .batched_tensor import BatchedTensor, wrap
-from .batching_registry import UsePerSampleLoop, argument, register, unwrap, with_argument, wrap_all
+from .batching_registry import UsePerSampleLoop, argument, batched, register, unwrap, with_argument, wrap_all
 from .batching_rules_elementwise import pointwise
 
 _reshape = aten.reshape.default
@@ -76,6 +76,30 @@ for _names, _spatial in (("avg_pool2d max_pool2d max_pool2d_with_indices adaptiv
     register(_names, folding(_spatial))
 register("constant_pad_nd", trailing_dims(lambda args: len(args[1]) // 2))
 register("native_layer_norm", trailing_dims(lambda args: len(args[1])))
+
+
+def layer_norm_backward(op, level, args, kwargs):
+    """The input's gradient is row-wise, so the batch is more rows; each sample's weight and bias gradients sum
+    its own rows only (dispatched ops)."""
+    grad_out, input, shape, mean, rstd, weight, bias, mask = args
+    parts = [unwrap(t, level) for t in (grad_out, input, mean, rstd)]
+    if kwargs or not all(b for _, b in parts) or batched(weight, level) or batched(bias, level):
+        raise UsePerSampleLoop()
+    g, x, m, r = (t for t, _ in parts)
+    gi = op(g, x, shape, m, r, weight, bias, [mask[0], False, False])[0] if mask[0] else None
+    row_dims = list(range(1, x.dim() - len(shape)))
+    gw = gb = None
+    if mask[1]:
+        gw = aten.mul.Tensor(g, aten.mul.Tensor(aten.sub.Tensor(x, m), r))
+        gw = aten.sum.dim_IntList(gw, row_dims) if row_dims else gw
+        gw = gw if weight is None else aten._to_copy.default(gw, dtype=weight.dtype)
+    if mask[2]:
+        gb = aten.sum.dim_IntList(g, row_dims) if row_dims else g
+        gb = gb if bias is None else aten._to_copy.default(gb, dtype=bias.dtype)
+    return tuple(None if o is None else wrap(o, level) for o in (gi, gw, gb))
+
+
+register("native_layer_norm_backward", layer_norm_backward)
 register("mse_loss l1_loss smooth_l1_loss huber_loss binary_cross_entropy binary_cross_entropy_with_logits kl_div",
          elementwise_loss)
 

@@ -69,6 +69,48 @@ def layer_norm(x, n_normalized, weight, bias, eps, stat_dtype):
     return _cast(y, x.dtype), _cast(mean, stat_dtype), _cast(rstd, stat_dtype)
 
 
+def layer_norm_backward(dy, x, n_normalized, mean, rstd, weight, output_mask):
+    """torch's CPU layer-norm backward over the last ``n_normalized`` dims: (dx, dgamma, dbeta), each None where
+    ``output_mask`` is false. Per row, with g = dy * gamma, ds = sum(g * x), db = sum(g) and N elements:
+    dx = rstd * g + b * x + c, b = (db * mean - ds) * rstd^3 / N, c = -b * mean - db * rstd / N;
+    dgamma = sum over rows of dy * (x - mean) * rstd, dbeta = sum of dy. dx is in x's dtype, the parameters'
+    gradients in the computation dtype (float32 for 16-bit inputs)."""
+    xp = namespace_of(x)
+    acc = _opmath(x.dtype)
+    norm_shape = x.shape[x.ndim - n_normalized:]
+    n = math.prod(norm_shape)
+    m = x.size // n if n else 0
+    if x.size == 0:
+        zeros = xp.zeros(norm_shape, acc)
+        return (xp.empty(x.shape, x.dtype) if output_mask[0] else None,
+                zeros if output_mask[1] else None, zeros.copy() if output_mask[2] else None)
+    xf = _cast(x, acc).reshape(m, n)
+    g = _cast(dy, acc).reshape(m, n)
+    mean = _cast(mean, acc).reshape(m, 1)
+    rstd = _cast(rstd, acc).reshape(m, 1)
+    dx = dgamma = dbeta = None
+    if output_mask[0]:
+        gg = g if weight is None else g * _cast(weight, acc).reshape(1, n)
+        prod = gg * xf
+        ds = prod.sum(axis=1, keepdims=True)
+        db = gg.sum(axis=1, keepdims=True)
+        scale = acc.type(1 / n)
+        b = (db * mean - ds) * rstd * rstd * rstd * scale
+        c = -b * mean - db * rstd * scale
+        dx = xp.multiply(gg, rstd, out=prod)
+        dx += xp.multiply(xf, b, out=gg if gg is not g else None)
+        dx += c
+        dx = _cast(dx, x.dtype).reshape(x.shape)
+    if output_mask[1]:
+        xhat = xf - mean
+        xhat *= rstd
+        xhat *= g
+        dgamma = xhat.sum(axis=0).reshape(norm_shape)
+    if output_mask[2]:
+        dbeta = g.sum(axis=0).reshape(norm_shape)
+    return dx, dgamma, dbeta
+
+
 def batch_norm_train(x, weight, bias, eps):
     """Normalise each channel (dim 1) by its batch statistics.
 

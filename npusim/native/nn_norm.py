@@ -75,6 +75,26 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return C.make(y, dev), C.make(mean, dev), C.make(rstd, dev)
 
 
+def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+    """(grad_input, grad_weight, grad_bias) of ``native_layer_norm`` in one kernel (torch's formulas); entries
+    whose mask is False are None. The parameters' gradients take the parameters' dtypes (the computation dtype
+    where the parameter is absent)."""
+    dev = C.same_device(grad_out, input, mean, rstd, weight, bias)
+    shape = _check_layer_norm(input, normalized_shape, weight, bias)
+    if list(grad_out.shape) != list(input.shape):
+        raise RuntimeError(f"native_layer_norm_backward: grad_out of shape {list(grad_out.shape)} does not match "
+                           f"the input's {list(input.shape)}")
+    x = input._a
+    C.require_float(x, "LayerNormBackwardKernelImpl")
+    dx, dgamma, dbeta = K.layer_norm_backward(grad_out._a, x, len(shape), mean._a, rstd._a, _arr(weight),
+                                              list(output_mask))
+    if dgamma is not None and weight is not None:
+        dgamma = dgamma.astype(weight._a.dtype, copy=False)
+    if dbeta is not None and bias is not None:
+        dbeta = dbeta.astype(bias._a.dtype, copy=False)
+    return tuple(None if a is None else C.make(a, dev) for a in (dx, dgamma, dbeta))
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
     _check_layer_norm(input, normalized_shape, weight, bias)
     return aten.native_layer_norm.default(input, list(normalized_shape), weight, bias, eps)[0]
@@ -209,7 +229,8 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 KERNELS = {
-    "native_layer_norm": native_layer_norm, "native_batch_norm": native_batch_norm,
+    "native_layer_norm": native_layer_norm, "native_layer_norm_backward": native_layer_norm_backward,
+    "native_batch_norm": native_batch_norm,
     "native_group_norm": native_group_norm, "linalg_vector_norm": linalg_vector_norm,
 }
 

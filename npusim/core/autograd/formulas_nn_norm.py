@@ -10,6 +10,7 @@ import math
 
 from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
+from . import grad_mode
 from .derivatives import derivative
 
 _mul, _sub, _add, _div = aten.mul.Tensor, aten.sub.Tensor, aten.add.Tensor, aten.div.Tensor
@@ -84,6 +85,12 @@ def native_layer_norm_backward(ctx, g=None, g_mean=None, g_rstd=None):
     need = ctx.needs_input_grad
     x, w = ctx.input, ctx.weight
     mean, rstd = _saved_stats(ctx)
+    if g is not None and g_mean is None and g_rstd is None and not grad_mode.tls.enabled:
+        # torch's fused backward op; under create_graph the composition below, which differentiates again
+        mask = [need[0], need[1] and w is not None, need[2] and ctx.bias_meta is not None]
+        gi, gw, gb = aten.native_layer_norm_backward.default(g, x, list(ctx.normalized_shape), mean, rstd, w, None,
+                                                             mask)
+        return gi, _param_dtype(gw, w), _param_dtype(gb, ctx.bias_meta)
     dt = _compute_dtype(x)
     xo, go, mean, rstd = _to(x, dt), _to(g, dt), _to(mean, dt), _to(rstd, dt)
     k = len(ctx.normalized_shape)
