@@ -20,7 +20,7 @@ from .array_api import HALF_TYPES, namespace_of
 from .elementwise import sigmoid as _sigmoid
 
 _F32 = np.dtype(np.float32)
-_REUSE = True
+_REUSE = True   # keep the scratch arrays between calls (False: fresh ones, for A/B measurements)
 
 
 class _Scratch(threading.local):
