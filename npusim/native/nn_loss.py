@@ -222,6 +222,10 @@ def mse_loss(self, target, reduction=1):
 
 def mse_loss_backward(grad_output, self, target, reduction):
     """mse_loss's gradient in ``self``: 2 (self - target) grad_output (over numel for the mean), torch's op."""
+    x, t, g = self._a, target._a, grad_output._a
+    if (x.dtype == t.dtype == g.dtype and x.dtype in _PLAIN_FLOATS and x.shape == t.shape
+            and (g.shape == x.shape or not g.ndim) and self._device is target._device is grad_output._device):
+        return C.wrap(K.mse_backward(g, x, t, reduction), self._device)   # the common case: nothing to promote
     dev = C.common_device(grad_output, self, target)
     C.check_devices(dev, grad_output, self, target)
     dt = C.result_type(grad_output, self, target)
