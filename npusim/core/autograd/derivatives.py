@@ -162,7 +162,13 @@ def _saved_property(name):
         saved = self._saved
         if saved is None or name not in saved:
             return self.__getattr__(name)   # raises torch's AttributeError
-        return _unpacked(self, saved[name])
+        v = saved[name]
+        # _unpacked inline: one frame less per saved value a formula reads
+        if v.__class__ is SavedTensor:
+            return v.unpack(self)
+        if v.__class__ is list:
+            return [s.unpack(self) if s.__class__ is SavedTensor else s for s in v]
+        return v
     return property(get)
 
 
