@@ -114,7 +114,7 @@ def sigmoid(a, out=None):
     if xp is np and (a.dtype.kind == "f" or a.dtype in HALF_TYPES):
         dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
         if dest is None or dest.shape != a.shape or dest.dtype != a.dtype or not _blockable(a, dest):
-            dest = np.empty(a.shape, a.dtype)
+            dest = np.empty_like(a)     # a channels_last input keeps its layout
         if a.flags.c_contiguous and dest.flags.c_contiguous:
             src_flat, dest_flat = a.reshape(-1), dest.reshape(-1)
             P.for_ranges(a.size, _BLOCK, lambda s, e: _sigmoid_blocks(src_flat[s:e], dest_flat[s:e]))
@@ -126,11 +126,11 @@ def sigmoid(a, out=None):
         return dest
     src = a.astype(np.float32) if a.dtype in HALF_TYPES else a
     if src.dtype.kind == "f":
-        e = xp.empty(src.shape, src.dtype)
+        e = xp.empty_like(src)
         xp.abs(src, out=e)
         xp.negative(e, out=e)
         xp.exp(e, out=e)
-        r = xp.empty(src.shape, src.dtype)
+        r = xp.empty_like(src)
         xp.maximum(e, src >= 0, out=r)
         xp.divide(r, xp.add(e, 1, out=e), out=r)
     else:
