@@ -416,3 +416,19 @@ def test_reading_statistics_does_not_initialise_the_device():
         print(npu.memory_allocated(), npu.is_initialized())
     """)
     assert out.split() == ["0", "0", "{}", "False", "512", "True"]
+
+
+# an empty operand bounds nothing: (n, 0) @ (0, p) is an n x p result, which the capacity check must still see
+@pytest.mark.emulation_only
+@pytest.mark.parametrize("product", [
+    lambda: npusim.zeros(100000, 0, device="npu") @ npusim.zeros(0, 100000, device="npu"),
+    lambda: npusim.addmm(npusim.zeros(1, device="npu"), npusim.zeros(100000, 0, device="npu"),
+                         npusim.zeros(0, 100000, device="npu")),
+    lambda: npusim.bmm(npusim.zeros(4, 50000, 0, device="npu"), npusim.zeros(4, 0, 50000, device="npu")),
+], ids=["matmul", "addmm", "bmm"])
+def test_products_of_empty_operands_are_refused_past_capacity(product):
+    base = npu.memory_allocated()
+    with pytest.raises(npu.OutOfMemoryError, match="Tried to allocate 37.25 GiB"):
+        product()
+    assert npu.memory_allocated() == base
+    assert (npusim.zeros(3, 0, device="npu") @ npusim.zeros(0, 4, device="npu")).tolist() == [[0.0] * 4] * 3

@@ -113,8 +113,10 @@ def _matmul(args, kwargs) -> int:
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         return 0
     sa, sb = array_of(a).shape, array_of(b).shape
-    if max(array_of(a).size, 1) * max(array_of(b).size, 1) * _WIDEST <= _EARLY or not sa or not sb:
+    if not sa or not sb:
         return 0
+    if array_of(a).size and array_of(b).size and array_of(a).size * array_of(b).size * _WIDEST <= _EARLY:
+        return 0        # n x p <= (n x k) * (k x p) when k >= 1; an empty operand (k == 0) is bounded below
     n = sa[-2] if len(sa) >= 2 else 1
     p = sb[-1] if len(sb) >= 2 else 1
     return _broadcast_elements([sa[:-2], sb[:-2]]) * n * p * min(_floor_itemsize(array_of(a)), _floor_itemsize(array_of(b)))
@@ -271,7 +273,8 @@ def _checked(kernel, bound, gate, served: str):
         body = [check]
     else:
         # a plain tensor's size is two attribute reads; anything else (a number, None) counts 1 as before
-        sizes = " * ".join(f"({n}._a.size if {n}.__class__ is _Tensor else "
+        # an empty tensor counts as past the gate: an empty operand bounds nothing ((n, 0) @ (0, p) is n x p)
+        sizes = " * ".join(f"(({n}._a.size or {_EARLY_ELEMENTS + 1}) if {n}.__class__ is _Tensor else "
                            f"getattr(getattr({n}, '_a', None), 'size', 1))" for n in gated)
         body = [f"if {sizes} > _early:", f"    {check}"]
     src = (f"def _make({', '.join(_HELPERS + tuple(defaults))}):\n"
