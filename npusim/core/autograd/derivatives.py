@@ -440,7 +440,8 @@ def _register(overload, formula, inputs, save, save_result, nondiff, class_name)
             for i, n, d, kind in save_specs:
                 v = args[i] if i < n_args else kwargs.get(n, d)
                 if kind:
-                    saved[n] = _save_shape(v, kind)
+                    # a tensor's shape (sum's self_meta), the common case, without _save_shape's frame
+                    saved[n] = TensorMeta(v) if kind == _META and v.__class__ is Tensor else _save_shape(v, kind)
                 elif v.__class__ is Tensor or isinstance(v, Tensor):
                     if v is self_t:
                         v = aten.clone.default(v)   # the op is about to overwrite it
