@@ -35,6 +35,8 @@ HANDLED_ELSEWHERE = frozenset({
     # the fused RNN cells: rnn_cells.py registers torch-op versions of them
     "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
     "_thnn_fused_gru_cell_backward",
+    # backward ops that backward_kernels.py registers on the arrays
+    "threshold_backward", "native_layer_norm_backward", "mse_loss_backward",
 })
 
 
