@@ -88,6 +88,31 @@ def torch():
     return pytest.importorskip("torch")
 
 
+def op_names_seen(fn) -> list:
+    """The names of the ops ``fn()`` dispatches, in order, as a profiling callback sees them."""
+    from npusim.profiler import RecordFunctionCallback, add_global_callback, clear_callbacks
+    seen = []
+    add_global_callback(RecordFunctionCallback(lambda rf: seen.append(rf.name)))
+    try:
+        fn()
+    finally:
+        clear_callbacks()
+    return seen
+
+
+def node_names(root) -> list:
+    """The class names of the autograd nodes reachable from ``root`` (each once)."""
+    names, todo, seen = [], [root], set()
+    while todo:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        names.append(type(node).__name__)
+        todo.extend(fn for fn, _ in node.next_functions)
+    return names
+
+
 def host(t) -> np.ndarray:
     """A tensor's values as a NumPy array (any device, bfloat16 as float32)."""
     t = t.detach().cpu()

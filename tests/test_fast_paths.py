@@ -64,41 +64,43 @@ def test_adam_array_update_is_bit_identical_to_the_tensor_ops(device, cls, kw, d
         assert versions == versions2
 
 
-def test_adam_takes_the_tensor_ops_for_overlapping_arrays():
-    """A gradient that shares memory with its parameter is updated as the op-by-op loop would."""
+def _adam_step_both_ways(setup):
+    """[result with the array update allowed, result with it refused]: ``setup()`` gives (param, what to read)."""
     results = []
     for by_arrays in (True, False):
         saved_fit = adam_module._arrays_fit
         if not by_arrays:
             adam_module._arrays_fit = lambda *args: False
         try:
-            p = npusim.arange(6.0).requires_grad_()
-            p.grad = p.detach()   # the gradient is the parameter itself
+            p, read = setup()
             npusim.optim.Adam([p], lr=0.5).step()
-            results.append(host(p))
+            results.append(host(read))
         finally:
             adam_module._arrays_fit = saved_fit
-    np.testing.assert_array_equal(results[0], results[1])
+    return results
+
+
+def test_adam_takes_the_tensor_ops_for_overlapping_arrays():
+    """A gradient that shares memory with its parameter is updated as the op-by-op loop would."""
+    def setup():
+        p = npusim.arange(6.0).requires_grad_()
+        p.grad = p.detach()   # the gradient is the parameter itself
+        return p, p
+    fast, slow = _adam_step_both_ways(setup)
+    np.testing.assert_array_equal(fast, slow)
 
 
 def test_adam_takes_the_tensor_ops_for_views_of_one_buffer():
     """A parameter and a gradient that are overlapping views of one buffer (arrays that own no memory) are
     updated as the op-by-op loop would; disjoint views of one buffer take the array update with the same bits."""
     for grad_start in (2, 6):       # overlapping, then disjoint
-        results = []
-        for by_arrays in (True, False):
-            saved_fit = adam_module._arrays_fit
-            if not by_arrays:
-                adam_module._arrays_fit = lambda *args: False
-            try:
-                buf = npusim.arange(12.0)
-                p = buf[:6].detach().requires_grad_()
-                p.grad = buf[grad_start:grad_start + 6].detach()
-                npusim.optim.Adam([p], lr=0.5).step()
-                results.append(host(buf))
-            finally:
-                adam_module._arrays_fit = saved_fit
-        np.testing.assert_array_equal(results[0], results[1])
+        def setup():
+            buf = npusim.arange(12.0)
+            p = buf[:6].detach().requires_grad_()
+            p.grad = buf[grad_start:grad_start + 6].detach()
+            return p, buf
+        fast, slow = _adam_step_both_ways(setup)
+        np.testing.assert_array_equal(fast, slow)
 
 
 def _linear_grads(device, bias=True):

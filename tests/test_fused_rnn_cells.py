@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import host
+from conftest import host, node_names, op_names_seen
 
 import npusim
 import npusim.nn as nn
-from npusim.profiler import RecordFunctionCallback, add_global_callback, clear_callbacks
 
 aten = npusim.ops.aten
 BATCH, HIDDEN = 3, 5
@@ -236,40 +235,18 @@ def test_lstm_and_gru_cells_match_torch_cells(torch, device):
 
 # --- through the dispatcher ---------------------------------------------------------------------------------------
 
-def _op_names_seen(fn):
-    seen = []
-    add_global_callback(RecordFunctionCallback(lambda rf: seen.append(rf.name)))
-    try:
-        fn()
-    finally:
-        clear_callbacks()
-    return seen
-
-
-def _node_names(root):
-    names, todo, seen = [], [root], set()
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(type(node).__name__)
-        todo.extend(fn for fn, _ in node.next_functions)
-    return names
-
-
 @pytest.mark.parametrize("mode", ["LSTM", "GRU"])
 def test_layers_run_the_whole_layer_op_which_callbacks_see(device, mode):
     npusim.manual_seed(0)
     layer = getattr(nn, mode)(4, HIDDEN).to(device)
     x = npusim.randn(6, 2, 4, device=device)
     result = {}
-    seen = _op_names_seen(lambda: result.setdefault("out", layer(x)[0]))
+    seen = op_names_seen(lambda: result.setdefault("out", layer(x)[0]))
     assert seen.count("aten::mkldnn_rnn_layer") == 1 and "aten::sigmoid" not in seen
     assert not any(n.startswith("aten::_thnn_fused") for n in seen)
     out = result["out"]
-    assert _node_names(out.grad_fn).count("MkldnnRnnLayerBackward0") == 1
-    seen = _op_names_seen(lambda: out.sum().backward())
+    assert node_names(out.grad_fn).count("MkldnnRnnLayerBackward0") == 1
+    seen = op_names_seen(lambda: out.sum().backward())
     assert seen.count("aten::mkldnn_rnn_layer_backward") == 1
 
 
@@ -282,11 +259,11 @@ def test_packed_layers_step_through_the_fused_op_which_callbacks_see(device, mod
     backward_name = ("aten::_thnn_fused_lstm_cell_backward_impl" if mode == "LSTM" else
                      "aten::_thnn_fused_gru_cell_backward")
     result = {}
-    seen = _op_names_seen(lambda: result.setdefault("out", layer(packed)[0].data))
+    seen = op_names_seen(lambda: result.setdefault("out", layer(packed)[0].data))
     assert seen.count(name) == 6 and "aten::sigmoid" not in seen
     out = result["out"]
-    assert _node_names(out.grad_fn).count(f"ThnnFused{mode.capitalize()}CellBackward0") == 6
-    seen = _op_names_seen(lambda: out.sum().backward())
+    assert node_names(out.grad_fn).count(f"ThnnFused{mode.capitalize()}CellBackward0") == 6
+    seen = op_names_seen(lambda: out.sum().backward())
     assert seen.count(backward_name) == 6
 
 
@@ -294,7 +271,7 @@ def test_packed_layers_step_through_the_fused_op_which_callbacks_see(device, mod
 def test_16_bit_layers_keep_the_composed_step(device, mode):
     layer = getattr(nn, mode)(4, HIDDEN).to(device).half()
     x = npusim.randn(3, 2, 4, device=device).half()
-    seen = _op_names_seen(lambda: layer(x))
+    seen = op_names_seen(lambda: layer(x))
     assert not any(n.startswith("aten::_thnn_fused") for n in seen) and "aten::sigmoid" in seen
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import host
+from conftest import host, node_names
 
 import npusim
 import npusim.nn as nn
@@ -74,14 +74,7 @@ def test_the_layer_op_equals_the_steps_bit_for_bit(device, mode, config, dtype):
 def test_one_op_and_one_node_per_layer(device, mode):
     layer = getattr(nn, mode)(4, 5, num_layers=2).to(device)
     out, _ = layer(npusim.randn(6, 3, 4, device=device))
-    names, todo, seen = [], [out.grad_fn], set()
-    while todo:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        names.append(type(node).__name__)
-        todo.extend(fn for fn, _ in node.next_functions)
+    names = node_names(out.grad_fn)
     assert names.count("MkldnnRnnLayerBackward0") == 2
     assert not any(n.startswith("ThnnFused") for n in names)
 

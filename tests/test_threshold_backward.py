@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import npusim
-from conftest import host
-from npusim.profiler import RecordFunctionCallback, add_global_callback, clear_callbacks
+from conftest import host, op_names_seen
 
 aten = npusim.ops.aten
 INF, NAN = math.inf, math.nan
@@ -40,20 +39,10 @@ def test_broadcasting_promotion_and_errors(device):
         aten.threshold_backward(npusim.ones(3, device=device), npusim.ones(2, device=device), 0)
 
 
-def _op_names_seen(fn):
-    seen = []
-    add_global_callback(RecordFunctionCallback(lambda rf: seen.append(rf.name)))
-    try:
-        fn()
-    finally:
-        clear_callbacks()
-    return seen
-
-
 def test_relu_backward_is_one_threshold_backward(device):
     x = npusim.tensor([-1.0, 2.0, 0.0], device=device, requires_grad=True)
     y = npusim.relu(x)
-    seen = _op_names_seen(lambda: y.backward(npusim.tensor([INF, 5.0, 1.0], device=device)))
+    seen = op_names_seen(lambda: y.backward(npusim.tensor([INF, 5.0, 1.0], device=device)))
     assert "aten::threshold_backward" in seen and "aten::mul" not in seen
     assert x.grad.tolist() == [0.0, 5.0, 0.0]
 
