@@ -121,18 +121,26 @@ def host(t) -> np.ndarray:
     return t.numpy()
 
 
-@pytest.fixture
-def world_of_one():
-    """A one-rank default process group on the in-process loopback backend; yields that backend."""
+@contextlib.contextmanager
+def loopback_group_of_one(timeout_s: float):
+    """A one-rank default process group on the in-process loopback backend, its collectives timing out after
+    ``timeout_s``; yields that backend and destroys the group after."""
     from datetime import timedelta
     import npusim.distributed as dist
     from distributed_scripts.harness import LoopbackBackend, register_loopback
     register_loopback()
     LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
+    dist.init_process_group("loopback", timeout=timedelta(seconds=timeout_s))
     yield LoopbackBackend.instances[0]
     if dist.is_initialized():
         dist.destroy_process_group()
+
+
+@pytest.fixture
+def world_of_one():
+    """A one-rank default process group on the in-process loopback backend; yields that backend."""
+    with loopback_group_of_one(5) as backend:
+        yield backend
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ import pytest
 
 import npusim
 import npusim.distributed as dist
-from conftest import host
+from conftest import host, loopback_group_of_one
 from distributed_scripts.harness import (
     Job, LoopbackBackend, check_lines, launcher_command, mpiexec_command, register_loopback,
 )
@@ -53,12 +53,8 @@ def jobs():
 @pytest.fixture
 def loopback():
     """A default group of one process on a backend registered through ``Backend.register_backend``."""
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=2))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
+    with loopback_group_of_one(2) as backend:
+        yield backend
 
 
 # --- many ranks ---------------------------------------------------------------------------------------------

@@ -18,8 +18,8 @@ import pytest
 
 import npusim
 import npusim.distributed as dist
-from conftest import host
-from distributed_scripts.harness import Job, LoopbackBackend, check_lines, mpiexec_command, register_loopback
+from conftest import host, loopback_group_of_one
+from distributed_scripts.harness import Job, check_lines, mpiexec_command, register_loopback
 from npusim.distributed import debug, debugger
 
 HAS_MPI = importlib.util.find_spec("mpi4py") is not None
@@ -44,12 +44,8 @@ def job(tmp_path_factory):
 @pytest.fixture
 def loopback():
     """A default group of one process on a backend registered through ``Backend.register_backend``."""
-    register_loopback()
-    LoopbackBackend.instances.clear()
-    dist.init_process_group("loopback", timeout=timedelta(seconds=5))
-    yield LoopbackBackend.instances[0]
-    if dist.is_initialized():
-        dist.destroy_process_group()
+    with loopback_group_of_one(5) as backend:
+        yield backend
 
 
 @pytest.fixture
