@@ -151,10 +151,15 @@ def _into_out(fn, offer, withdraw):
     return out_kernel
 
 
+def _forget(op) -> None:
+    """Drop ``op``'s resolved kernels, with and without the kernel wrapper (its kernels or the wrapper changed)."""
+    op._memo.clear()
+    op._unwrapped.clear()
+
+
 def _invalidate_all() -> None:
     for op in _OPS.values():
-        op._memo.clear()
-        op._unwrapped.clear()
+        _forget(op)
 
 
 def key_display_name(key: DispatchKey) -> str:
@@ -700,8 +705,9 @@ def _generate(op: OpOverload):
                 fn = resolve_unwrapped(op, ks)
             return fn(self, other, alpha=alpha)
 
-    (an op the kernel wrapper never wraps has only the memo lookup). Helper names are chosen so that no schema argument can shadow them. ``codegen.source_of`` (and
-    ``npusim.library.generated_source``) shows the source; tracebacks and debuggers show its lines.
+    (an op the kernel wrapper never wraps has only the memo lookup). Helper names are chosen so that no schema
+    argument can shadow them. ``codegen.source_of`` (and ``npusim.library.generated_source``) shows the source;
+    tracebacks and debuggers show its lines.
     """
     schema = op._schema
     args = schema.arguments
@@ -746,7 +752,8 @@ def _generate(op: OpOverload):
         where = None if a.kwarg_only else pos
         if t.base == "str" and not t.is_list:
             dflt = sig.default_of.get(n) if a.has_default and a.default.__class__ is str else None
-            body += [f"if {f'{n} is not {dflt} and ' if dflt else ''}{n}.__class__ is not str and {n} is not None:",
+            unless_default = f"{n} is not {dflt} and " if dflt else ""
+            body += [f"if {unless_default}{n}.__class__ is not str and {n} is not None:",
                      f"    {N['check_value']}({n}, {N['op']}, {a.name!r}, 'str', {t.optional}, {where}, {positional})"]
         elif t.base in ("int", "SymInt", "Scalar", "float", "bool") and not t.is_list:
             # a str, None, tuple or (for int) float or bool where torch's parser wants a number is a TypeError;
@@ -925,8 +932,7 @@ def undefine(op: OpOverload) -> None:
         if waiting:
             _PENDING.setdefault(op.name_, []).extend(waiting)
         op._kernels.clear()
-        op._memo.clear()
-        op._unwrapped.clear()
+        _forget(op)
 
 
 def full_name(qualname: str) -> str:
@@ -989,8 +995,7 @@ def register_kernel(qualname: str, key, fn, with_keyset=False, where="", allow_o
             _PENDING.setdefault(qual, []).append((key, reg))
         else:
             op._kernels.setdefault(key, []).append(reg)
-            op._memo.clear()
-            op._unwrapped.clear()
+            _forget(op)
     return reg
 
 
@@ -1004,8 +1009,7 @@ def deregister_kernel(qualname: str, key: DispatchKey, reg: _Registration) -> No
                 regs.remove(reg)
                 if not regs:
                     del op._kernels[key]
-            op._memo.clear()
-            op._unwrapped.clear()
+            _forget(op)
         waiting = _PENDING.get(qual)
         if waiting:
             waiting[:] = [(k, r) for k, r in waiting if r is not reg]
