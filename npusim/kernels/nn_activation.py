@@ -277,15 +277,21 @@ def threshold_backward(g, a, threshold_):
     """The gradient of threshold / relu: ``g`` where x > threshold, 0 where x <= threshold (a NaN x passes ``g``),
     torch's arithmetic (a masked copy, not a product: an inf or NaN gradient under the mask gives 0)."""
     xp = namespace_of(a if getattr(a, "ndim", 0) else g)     # a 0-d cpu operand arrives as a NumPy scalar
-    if xp is np and g.shape == a.shape and g.flags.c_contiguous and a.flags.c_contiguous and g.size >= _BLOCK:
+    if xp is np and g.shape == a.shape and g.flags.c_contiguous and a.flags.c_contiguous and g.size >= _BLOCK \
+            and g.dtype.kind != "c" and g.dtype.itemsize in (1, 2, 4, 8):
+        # a masked copy (copyto's where=) branches per element, ~15 ns each on a random mask; the same bits come
+        # from integer views without a branch: (x <= t) - 1 is 0 or all ones, and'ed with g's bits (+0 or g)
         out = np.empty_like(g)
-        g_flat, a_flat, out_flat = g.reshape(-1), a.reshape(-1), out.reshape(-1)
+        bits = np.dtype(f"i{g.itemsize}")
+        g_bits, a_flat, out_bits = g.reshape(-1).view(bits), a.reshape(-1), out.reshape(-1).view(bits)
 
         def work(start, stop):
-            for s in range(start, stop, _BLOCK):   # cache-sized pieces: mask and copy touch memory once
+            for s in range(start, stop, _BLOCK):   # cache-sized pieces: the three passes touch memory once
                 e = min(s + _BLOCK, stop)
-                np.copyto(out_flat[s:e], g_flat[s:e])
-                np.copyto(out_flat[s:e], 0, where=a_flat[s:e] <= threshold_)
+                o = out_bits[s:e]
+                np.less_equal(a_flat[s:e], threshold_, out=o, casting="unsafe")
+                np.subtract(o, 1, out=o)
+                np.bitwise_and(g_bits[s:e], o, out=o)
         parallel.for_ranges(g.size, _BLOCK, work)
         return out
     return as_array(xp.where(a <= threshold_, xp.zeros((), g.dtype), g))
