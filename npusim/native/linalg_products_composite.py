@@ -20,8 +20,8 @@ def linear(input, weight, bias=None):
     An input of 3 or more dims is folded into the rows of one matrix product, as torch's linear and matmul fold
     it: one large BLAS call instead of a batch of small ones, and a weight gradient that is one product over all
     rows rather than a stack of per-batch products summed afterwards (torch's arithmetic). A strided input is
-    copied by the reshape, as in torch, and its bias added after the product (a contiguous one's goes into the
-    addmm, as torch's: 16-bit results rounded once). Mismatched operands take the matmul path, which raises
+    copied by the reshape, as in torch, and its bias added in place after the product (a contiguous one's goes into
+    the addmm, as torch's: 16-bit results rounded once). Mismatched operands take the matmul path, which raises
     torch's errors.
     """
     dims = input.dim()
@@ -35,8 +35,12 @@ def linear(input, weight, bias=None):
         out_shape = shape[:-1] + [weight.shape[0]]
         if bias is not None and bias.dim() == 1 and input.is_contiguous():   # torch's _flatten_nd_linear
             return aten.view.default(aten.addmm.default(bias, rows, wt), out_shape)
-        out = aten.view.default(aten.mm.default(rows, wt), out_shape)
-        return out if bias is None else aten.add.Tensor(out, bias)   # torch's matmul, then the bias added
+        prod = aten.mm.default(rows, wt)
+        if bias is not None and bias.dim() == 1 and bias.dtype is prod.dtype:
+            # torch's matmul, then output.add_(bias): added in place, no second result-sized array
+            return aten.view.default(aten.add_.Tensor(prod, bias), out_shape)
+        out = aten.view.default(prod, out_shape)
+        return out if bias is None else aten.add.Tensor(out, bias)
     out = aten.matmul.default(input, aten.t.default(weight))
     return out if bias is None else aten.add.Tensor(out, bias)
 
