@@ -386,6 +386,20 @@ def test_randint_covers_the_range_evenly(device):
     assert y.dtype == np.uint8 and set(np.unique(y)) <= set(range(5))
 
 
+@pytest.mark.oracle
+def test_randint_signatures_match_torch(torch):
+    # torch's two signatures: randint(high, size) and randint(low, high, size); low by keyword needs high
+    calls = [lambda L: L.randint(1, size=(3,)).shape, lambda L: L.randint(high=5, size=(3,)).shape,
+             lambda L: L.randint(low=1, high=5, size=(3,)).shape, lambda L: L.randint(0, high=5, size=(3,)).shape,
+             lambda L: L.randint(low=1, size=(3,)), lambda L: L.randint(2, 5, size=(2,), low=1),
+             lambda L: L.randint(low=1, high=4)]
+    for call in calls:
+        ours, theirs = _outcome(lambda: call(npusim)), _outcome(lambda: call(torch))
+        assert ours[0] == theirs[0]
+        assert ours[0] != "ok" or tuple(ours[1]) == tuple(theirs[1])
+    assert '"high"' in _outcome(lambda: npusim.randint(low=1, size=(3,)))[1]
+
+
 def test_randperm_is_a_uniform_permutation(device):
     g = _generator(device, 6)
     for n in (0, 1, 2, 100):

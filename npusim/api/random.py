@@ -31,9 +31,22 @@ def randn(*sizes, size=NO_SIZE, generator=None, out=None, dtype=None, layout=Non
     return _finish(t, requires_grad, out, pin_memory)
 
 
-def randint(low=NO_SIZE, high=NO_SIZE, size=None, *, generator=None, out=None, dtype=None, layout=None,
-            device=None, requires_grad=False, pin_memory=False):
-    """``randint(high, size)`` or ``randint(low, high, size)``, by position or keyword."""
+def randint(first=NO_SIZE, /, high=NO_SIZE, size=None, *, low=NO_SIZE, generator=None, out=None, dtype=None,
+            layout=None, device=None, requires_grad=False, pin_memory=False):
+    """``randint(high, size)`` or ``randint(low, high, size)``, by position or keyword.
+
+    A lone first argument is ``high``; ``low`` by keyword needs ``high`` too (torch's two signatures).
+    """
+    if low is not NO_SIZE:
+        if first is not NO_SIZE:
+            raise TypeError("randint() received an invalid combination of arguments - got low both by position "
+                            "and by keyword")
+        if high is NO_SIZE or high is None:
+            raise TypeError('randint() missing 1 required positional argument: "high" (low was given by keyword)')
+        if size is None:
+            raise TypeError("randint() missing required argument 'size'")
+    else:
+        low = first
     if size is None:
         if high is None or high is NO_SIZE:
             raise TypeError("randint() missing required argument 'size'")
