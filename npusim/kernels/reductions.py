@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from . import half_casts as HC
 from . import parallel as P
 from .array_api import HALF_TYPES, as_array, namespace_of
 
@@ -34,7 +35,14 @@ def _half_operand(a, dtype):
 def sum_(a, axes, keepdims, dtype):
     """Sum in ``dtype``: the input is cast to ``dtype`` first (torch's ``dtype=``)."""
     if dtype in HALF_TYPES or a.dtype in HALF_TYPES:
-        return _finish(P.reduce(np.add, "sum", _half_operand(a, dtype), axes, keepdims, _F32), dtype)
+        a = _half_operand(a, dtype)
+        if axes is not None and a.ndim - 1 not in axes and a.__class__ is np.ndarray and a.flags.c_contiguous:
+            # the last axis kept (a bias gradient's sum over rows): each result accumulates its column in order,
+            # so one whole-array float16 -> float32 conversion gives the bits of NumPy's per-element cast
+            wide = HC.astype(a, _F32)
+            if wide is not None:
+                a = wide
+        return _finish(P.reduce(np.add, "sum", a, axes, keepdims, _F32), dtype)
     return _finish(P.reduce(np.add, "sum", a, axes, keepdims, dtype), dtype)
 
 
