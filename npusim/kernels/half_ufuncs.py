@@ -98,6 +98,10 @@ def _contiguous_loop(x, y) -> bool:
 
 def binary(ufunc, a, b, out=None):
     """``ufunc(a, b)`` (into ``out`` when given) through float32, or None when this path does not apply."""
+    if ufunc is np.maximum and b.__class__ is _half_scalar and a.__class__ is _ndarray:
+        r = _max_with_zero(a, b, out)       # relu: no float arithmetic at all
+        if r is not None:
+            return r
     if ufunc not in UFUNCS:
         return None
     if a.__class__ is _ndarray and a.ndim:
@@ -143,4 +147,41 @@ def binary(ufunc, a, b, out=None):
         return None
     if not HC.copyto(out, r, "unsafe"):
         np.copyto(out, r, casting="unsafe")
+    return out
+
+
+# relu is ``maximum(x, +0)``; NumPy's float16 loop gives ``x`` where x >= +0 (-0 included) or x is NaN, else +0.
+# So only the negative numbers below -0 become +0: bits 0x8001 to 0xFC00 (-inf), which, as int16 plus 32767
+# (wrapping), are exactly 0..31743. The mask and the select run on the int16 bits without a branch, in pieces.
+_RELU_BLOCK = 1 << 15
+_NEGATIVE_SPAN = np.uint16(0xFC00 - 0x8001)
+
+
+def _max_with_zero(a, zero, out):
+    """``np.maximum(a, zero)`` for a float16 array ``a`` and +0, bit for bit; None when this does not apply."""
+    if a.dtype != _F16 or a.size < MIN_SIZE or zero.view(np.uint16) != 0:
+        return None
+    if a.flags.c_contiguous:
+        flip = False
+    elif a.flags.f_contiguous:
+        flip = True       # a transposed matrix: the result keeps its layout, as NumPy's does
+    else:
+        return None
+    if out is None:
+        out = np.empty(a.shape, _F16, order="F" if flip else "C")
+    elif (out.__class__ is not _ndarray or out.dtype != _F16 or out.shape != a.shape
+          or not (out.flags.f_contiguous if flip else out.flags.c_contiguous) or not out.flags.writeable
+          or (out is not a and np.may_share_memory(out, a))):
+        return None
+    src = (a.T if flip else a).reshape(-1).view(np.int16)
+    dst = (out.T if flip else out).reshape(-1).view(np.int16)
+    n = src.shape[0]
+    keep = np.empty(min(n, _RELU_BLOCK), np.int16)
+    for lo in range(0, n, _RELU_BLOCK):
+        hi = min(lo + _RELU_BLOCK, n)
+        x, k = src[lo:hi], keep[:hi - lo]
+        np.add(x, 32767, out=k)
+        np.less_equal(k.view(np.uint16), _NEGATIVE_SPAN, out=k, casting="unsafe")   # 1: becomes +0
+        np.subtract(k, 1, out=k)                                                     # 0 or all ones
+        np.bitwise_and(x, k, out=dst[lo:hi])
     return out
