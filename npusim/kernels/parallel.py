@@ -23,6 +23,7 @@ array that overlaps an input or itself, a ufunc with several outputs.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -376,3 +377,42 @@ def for_ranges(n: int, align: int, work) -> None:
         work(0, n)
         return
     _run(lambda r: work(*r), _bounds(n, parts, align))
+
+
+# --- cache-sized blocks ---------------------------------------------------------------------------------------
+
+BLOCK = 1 << 16     # elements per block of a multi-pass kernel: its few block-sized temporaries stay in cache
+
+
+def for_blocks(n: int, block: int, fn) -> None:
+    """Call ``fn(start, stop)`` over [0, n) in consecutive pieces of ``block`` elements (the last may be shorter),
+    each thread's share of the pieces in order, the shares split over the intra-op threads when ``n`` is large: a
+    kernel that makes several passes over each piece touches memory about once. ``fn`` may take this thread's
+    ``scratch`` arrays (every piece on one thread runs after the previous one returned)."""
+    if n < _min_size or _parts(n, n) < 2:
+        _blocks(fn, block, 0, n)
+        return
+    _run(lambda r: _blocks(fn, block, *r), _bounds(n, _parts(n, n), block))
+
+
+def _blocks(fn, block, start, stop):
+    for s in range(start, stop, block):
+        fn(s, min(s + block, stop))
+
+
+class _Scratch(threading.local):
+    def __init__(self):
+        self.arrays = {}
+
+
+_scratch = _Scratch()
+
+
+def scratch(name, size: int, dtype):
+    """An uninitialised 1-d NumPy array of ``size`` elements of ``dtype`` kept for this thread under ``name``: the
+    work arrays of blocked kernels, reused between calls (a fresh large allocation would page-fault every time).
+    Taken inside one kernel call and never returned or kept by it; two arrays in use at once need two names."""
+    held = _scratch.arrays.get(name)
+    if held is None or held.dtype != dtype or held.size < size:
+        held = _scratch.arrays[name] = np.empty(size, dtype)
+    return held[:size]
