@@ -18,8 +18,8 @@ def taken(monkeypatch):
     seen = []
     real = out_destination.take
 
-    def spy(shape, dtype):
-        r = real(shape, dtype)
+    def spy(shape, dtype, *rest, **kw):
+        r = real(shape, dtype, *rest, **kw)
         if r is not None:
             seen.append(r)
         return r

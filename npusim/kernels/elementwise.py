@@ -115,10 +115,7 @@ def sigmoid(a, out=None):
         dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
         if dest is None or dest.shape != a.shape or dest.dtype != a.dtype or not _blockable(a, dest):
             dest = np.empty_like(a)     # a channels_last input keeps its layout
-        if a.flags.c_contiguous and dest.flags.c_contiguous:
-            src_flat, dest_flat = a.reshape(-1), dest.reshape(-1)
-            P.for_ranges(a.size, _BLOCK, lambda s, e: _sigmoid_blocks(src_flat[s:e], dest_flat[s:e]))
-        else:
+        if not _in_blocks(dest, _sigmoid_block, a):
             _sigmoid_float(a, dest)
         if out is not None and dest is not out:
             out[...] = dest
@@ -143,7 +140,9 @@ def sigmoid(a, out=None):
     return as_array(r)
 
 
-_BLOCK = 1 << 16    # elements per sigmoid block: its temporaries stay in cache between the passes
+_BLOCK = P.BLOCK
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+_SIGN_BIT = {4: np.int32(-2 ** 31), 8: np.int64(-2 ** 63)}
 
 
 def _blockable(a, dest) -> bool:
@@ -153,27 +152,53 @@ def _blockable(a, dest) -> bool:
         and a.__array_interface__["data"][0] == dest.__array_interface__["data"][0])
 
 
-def _sigmoid_blocks(src, dest):
-    """sigmoid of 1-d ``src`` into ``dest`` in ``_BLOCK``-element pieces (one thread's share)."""
-    for s in range(0, src.size, _BLOCK):
-        _sigmoid_float(src[s:s + _BLOCK], dest[s:s + _BLOCK])
-
-
-def _in_blocks(a, dest, passes) -> bool:
-    """``passes(src_piece, dest_piece)`` over ``_BLOCK``-element pieces of C-contiguous ``a`` and ``dest`` (the
-    pieces split over the intra-op threads), so a multi-pass kernel reads and writes memory about once; False
-    (nothing done) when the layouts do not allow it."""
-    if not (a.__class__ is np.ndarray and dest.__class__ is np.ndarray and a.shape == dest.shape
-            and a.flags.c_contiguous and dest.flags.c_contiguous and a.size > _BLOCK and _blockable(a, dest)):
+def _blocks_fit(first, *others) -> bool:
+    """NumPy arrays of one shape, C-contiguous and large enough for ``_in_blocks`` to pay."""
+    if not (first.__class__ is np.ndarray and first.flags.c_contiguous and first.size > _BLOCK):
         return False
-    src_flat, dest_flat = a.reshape(-1), dest.reshape(-1)
+    return all(a.__class__ is np.ndarray and a.shape == first.shape and a.flags.c_contiguous for a in others)
 
-    def work(start, stop):
-        for s in range(start, stop, _BLOCK):
-            e = min(s + _BLOCK, stop)
-            passes(src_flat[s:e], dest_flat[s:e])
-    P.for_ranges(a.size, _BLOCK, work)
+
+def _block_dest(shape, dtype):
+    """Where a blocked kernel writes: the offered out= array when it is C-contiguous, else a new array."""
+    dest = _od.take(shape, dtype, contiguous=True) if _od.offered() else None
+    return np.empty(shape, dtype) if dest is None else dest
+
+
+def _in_blocks(dest, passes, *arrays) -> bool:
+    """``passes(dest_piece, *array_pieces)`` over cache-sized pieces of C-contiguous NumPy ``arrays`` of ``dest``'s
+    shape (parallel.for_blocks: split over the intra-op threads), so a multi-pass kernel reads and writes memory
+    about once; False (nothing done) when the layouts do not allow it or the arrays are too small to pay."""
+    if not (dest.__class__ is np.ndarray and dest.flags.c_contiguous and dest.size > _BLOCK):
+        return False
+    for a in arrays:
+        if not (a.__class__ is np.ndarray and a.shape == dest.shape and a.flags.c_contiguous
+                and _blockable(a, dest)):
+            return False
+    d_flat, flats = dest.reshape(-1), [a.reshape(-1) for a in arrays]
+    P.for_blocks(dest.size, _BLOCK, lambda s, e: passes(d_flat[s:e], *[f[s:e] for f in flats]))
     return True
+
+
+def _sigmoid_block(dest, src):
+    """sigmoid of a 1-d block into ``dest``: ``_sigmoid_float``'s arithmetic with -|x| set by one OR of the sign
+    bit (the bits abs-then-negative gives, NaNs included) and this thread's scratch arrays for e and the mask."""
+    if src.dtype in HALF_TYPES:
+        src = src.astype(np.float32)
+    n = src.size
+    e = P.scratch("sigmoid.e", n, src.dtype)
+    sign = _SIGN_BIT.get(src.itemsize)
+    if sign is None:
+        np.negative(np.abs(src, out=e), out=e)
+    else:
+        bits = np.dtype(f"i{src.itemsize}")
+        np.bitwise_or(src.view(bits), sign, out=e.view(bits))
+    np.exp(e, out=e)
+    r = dest if dest.dtype == src.dtype else P.scratch("sigmoid.r", n, src.dtype)
+    np.maximum(e, np.greater_equal(src, 0, out=P.scratch("sigmoid.mask", n, np.bool_)), out=r)
+    np.divide(r, np.add(e, 1, out=e), out=r)
+    if r is not dest:
+        dest[...] = r
 
 
 def _sigmoid_float(src, dest):
@@ -196,7 +221,7 @@ def rsqrt(a, out=None):
     if xp is np and a.dtype.kind == "f" and (out is None or out.dtype == a.dtype and out.shape == a.shape):
         dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
         dest = np.empty(a.shape, a.dtype) if dest is None else dest
-        if _in_blocks(a, dest, lambda s, d: np.reciprocal(np.sqrt(s, out=d), out=d)):
+        if _in_blocks(dest, lambda d, s: np.reciprocal(np.sqrt(s, out=d), out=d), a):
             return dest
         r = P.unary(np.sqrt, a, dest)
         return P.unary(np.reciprocal, r, r) if r.__class__ is np.ndarray else as_array(np.reciprocal(r))
@@ -263,6 +288,21 @@ def lerp(start, end, weight, out=None):
     """torch's lerp: two formulas so that weight 0 and 1 hit the ends exactly."""
     xp = namespace_of(start)
     w = weight
+    if xp is np and out is None and isinstance(w, (int, float)) and start.__class__ is np.ndarray and \
+            start.dtype in _F32_F64 and end.__class__ is np.ndarray and end.dtype == start.dtype and \
+            _blocks_fit(start, end):
+        # the three passes below per cache-sized piece, into the offered out= array
+        dest = _block_dest(start.shape, start.dtype)
+        if abs(w) < 0.5:
+            def passes(d, s, e):
+                np.subtract(e, s, out=d)
+                np.add(s, np.multiply(w, d, out=d), out=d)
+        else:
+            def passes(d, s, e):
+                np.subtract(e, s, out=d)
+                np.subtract(e, np.multiply(d, 1 - w, out=d), out=d)
+        if _in_blocks(dest, passes, start, end):
+            return dest
     if xp is np and out is None and isinstance(w, (int, float)) and start.__class__ is np.ndarray:
         # end - start into the offered out= array (when it has the result's shape), then the rest in place on it,
         # each pass over the intra-op threads: the same ufuncs, operand order and weak number as the expressions
@@ -290,16 +330,23 @@ def clamp(a, lo, hi, out=None):
     xp = namespace_of(a)
     if lo is None and hi is None:
         r = a.copy()
-    elif xp is np and out is None and lo is not None and hi is not None and np.ndim(lo) == 0 and \
-            np.ndim(hi) == 0 and getattr(lo, "dtype", None) == a.dtype == getattr(hi, "dtype", None) and \
-            a.__class__ is np.ndarray and a.size > _BLOCK:
-        # both bounds numbers of a's dtype: max then min per cache-sized piece, into the offered out= array
-        dest = (_od.take(a.shape, a.dtype) if _od.offered() else None)
-        dest = np.empty(a.shape, a.dtype) if dest is None else dest
-        if _in_blocks(a, dest, lambda s, d: np.minimum(np.maximum(s, lo, out=d), hi, out=d)):
-            return dest
-        r = P.binary(np.maximum, a, lo, dest)
-        return P.binary(np.minimum, r, hi, r)
+    elif xp is np and out is None and _blocks_fit(a) and _number_of(lo, a.dtype) and _number_of(hi, a.dtype):
+        # bounds that are numbers of a's dtype: max and/or min per cache-sized piece, into the offered out= array;
+        # each bound a block-sized array (NumPy's array-with-number loop is ~5x slower, its values the same)
+        dest = _block_dest(a.shape, a.dtype)
+        lo_block = None if lo is None else np.full(_BLOCK, lo, a.dtype)
+        hi_block = None if hi is None else np.full(_BLOCK, hi, a.dtype)
+
+        def passes(d, s):
+            if lo_block is not None:
+                s = np.maximum(s, lo_block[:s.size], out=d)
+            if hi_block is not None:
+                np.minimum(s, hi_block[:s.size], out=d)
+        if not _in_blocks(dest, passes, a):
+            r = a if lo is None else np.maximum(a, lo, out=dest)
+            if hi is not None:
+                np.minimum(r, hi, out=dest)
+        return dest
     elif xp is np and out is None:
         # into the offered out= array (or a new one), split when large; the second bound applied in place
         r = P.binary(np.maximum, a, lo) if lo is not None else P.binary(np.minimum, a, hi)
@@ -318,6 +365,68 @@ def clamp(a, lo, hi, out=None):
         out[...] = r
         return out
     return as_array(r)
+
+
+def _number_of(bound, dtype) -> bool:
+    """A clamp bound that is absent or a 0-d value of ``dtype``."""
+    return bound is None or (np.ndim(bound) == 0 and getattr(bound, "dtype", None) == dtype)
+
+
+def where(cond, a, b):
+    """``np.where(cond, a, b)``. For a bool ``cond`` and NumPy arrays ``a`` and ``b`` of its shape and one 1/2/4/8-byte
+    dtype, C-contiguous and large, the same bits come from a branch-free select on integer views, per cache-sized
+    piece into the offered out= array: b ^ ((a ^ b) & -cond). np.where branches per element (~10 ns each on a
+    random mask)."""
+    if cond.__class__ is np.ndarray and cond.dtype == np.bool_ and a.__class__ is np.ndarray and \
+            b.__class__ is np.ndarray and a.dtype == b.dtype and a.dtype.itemsize in _INT_OF_SIZE and \
+            a.dtype.kind != "O" and _blocks_fit(cond, a, b):
+        dest = _block_dest(a.shape, a.dtype)
+        bits = _INT_OF_SIZE[a.dtype.itemsize]
+
+        def passes(d, c, x, y):
+            d, y = d.view(bits), y.view(bits)
+            mask = np.negative(c.view(np.int8), out=P.scratch("where.mask", c.size, bits))   # 0 or all ones
+            np.bitwise_xor(x.view(bits), y, out=d)
+            np.bitwise_and(d, mask, out=d)
+            np.bitwise_xor(d, y, out=d)
+        if _in_blocks(dest, passes, cond, a, b):
+            return dest
+    return np.where(cond, a, b)
+
+
+_INT_OF_SIZE = {n: np.dtype(f"i{n}") for n in (1, 2, 4, 8)}
+
+
+def scaled_sum(a, b, scale):
+    """``a + b * scale`` for NumPy arrays of one float dtype and shape (add/sub with alpha), per cache-sized piece
+    into the offered out= array: the same ufuncs and operand order as the two whole-array passes; None when the
+    arrays do not fit the blocks."""
+    if not (a.__class__ is np.ndarray and a.dtype in _F32_F64 and b.__class__ is np.ndarray
+            and b.dtype == a.dtype and _blocks_fit(a, b)):
+        return None
+    dest = _block_dest(a.shape, a.dtype)
+
+    def passes(d, x, y):
+        np.add(x, np.multiply(y, scale, out=d), out=d)
+    return dest if _in_blocks(dest, passes, a, b) else None
+
+
+def addc(a, b, c, value, divide):
+    """``a + value * (b * c)`` (or ``b / c``) for NumPy arrays of one float dtype and shape (addcmul, addcdiv), per
+    cache-sized piece into the offered out= array: the product, the scaling (skipped for 1) and the sum, the same
+    ufuncs and operand order as three whole-array passes; None when the arrays do not fit the blocks."""
+    if not (a.__class__ is np.ndarray and a.dtype in _F32_F64 and b.__class__ is np.ndarray
+            and c.__class__ is np.ndarray and b.dtype == c.dtype == a.dtype and _blocks_fit(a, b, c)):
+        return None
+    dest = _block_dest(a.shape, a.dtype)
+    product = np.true_divide if divide else np.multiply
+
+    def passes(d, x, y, z):
+        product(y, z, out=d)
+        if value != 1:
+            np.multiply(d, value, out=d)
+        np.add(x, d, out=d)
+    return dest if _in_blocks(dest, passes, a, b, c) else None
 
 
 def nan_to_num(a, nan=None, posinf=None, neginf=None, out=None):

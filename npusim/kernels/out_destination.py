@@ -44,10 +44,11 @@ def withdraw() -> None:
     _tls.array = None
 
 
-def take(shape, dtype):
-    """The offered array when it has exactly ``shape`` and ``dtype`` (and the offer ends), else None."""
+def take(shape, dtype, contiguous=False):
+    """The offered array when it has exactly ``shape`` and ``dtype`` (and the offer ends), else None; with
+    ``contiguous``, only a C-contiguous one (a kernel writing flat blocks)."""
     dest = _tls.array
-    if dest is None or dest.shape != shape or dest.dtype != dtype:
+    if dest is None or dest.shape != shape or dest.dtype != dtype or contiguous and not dest.flags.c_contiguous:
         return None
     _tls.array = None
     return dest

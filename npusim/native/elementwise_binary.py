@@ -199,9 +199,13 @@ def _axpy(a, b, alpha, cd, sign=1):
         alpha = np.float32(cd.np.type(sign * alpha))
         return _array(_call(np.add, _to_f32(a), _to_f32(b) * alpha)).astype(cd.np)
     if hasattr(b, "shape"):
+        scale = C.scalar_operand(sign * alpha, cd.np)
+        r = K.scaled_sum(a, b, scale)    # large arrays of one shape: both passes per cache-sized piece
+        if r is not None:
+            return r
         # the scaled operand lands in the offered out= array when it has the result's shape; the sum then goes in
         # place on it (same ufuncs and operand order), both passes over the intra-op threads
-        b = P.binary(np.multiply, b, C.scalar_operand(sign * alpha, cd.np))
+        b = P.binary(np.multiply, b, scale)
         if b.__class__ is _ndarray and b.dtype == cd.np and _holds_sum(np.shape(a), b.shape):
             return _call(np.add, a, b, b)
     else:
@@ -678,7 +682,7 @@ def where(condition, self, other):
     c = C.array_operand(condition, _BOOL, dev)
     a, b = _where_operand(self, cd.np, dev), _where_operand(other, cd.np, dev)
     try:
-        r = np.where(c, a, b)
+        r = K.where(c, a, b)
     except ValueError:
         C.broadcast_shapes(*[np.shape(x) for x in (c, a, b)])  # raises torch's message
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.c10 import dtype as D
+from ..kernels import elementwise as K
 from ..kernels import parallel as P
 from . import common as C
 
@@ -27,6 +28,9 @@ def _addc(self, tensor1, tensor2, value, divide):
     cd = D.float32 if dt in (D.float16, D.bfloat16) else dt   # 16-bit floats compute in float32
     v = C.checked_scalar(value, cd.np)
     a, b, c = (C.array_operand(t, cd.np, dev) for t in (self, tensor1, tensor2))
+    r = K.addc(a, b, c, v, divide)   # large arrays of one shape: the three passes per cache-sized piece
+    if r is not None:
+        return (r if cd is dt else r.astype(dt.np)), dt, dev
     # the product (into the offered out= array when it has the result's shape), then the scaling and the sum
     # in place: no temporaries, each pass split over the intra-op threads; the same ufuncs and operand order
     r = P.binary(np.true_divide if divide else np.multiply, b, c)

@@ -1,0 +1,136 @@
+"""Kernels that run several passes per cache-sized block (parallel.for_blocks) give the bits of their whole-array
+forms: every float bit pattern class (NaN payloads, infinities, signed zeros, subnormals), one and two threads."""
+import numpy as np
+import pytest
+
+import npusim
+from npusim.core.runtime import parallel_config
+from npusim.kernels import elementwise as E
+from npusim.kernels import parallel
+
+N = 3 * parallel.BLOCK + 37     # several blocks and a short last one
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    """One thread, or two with a grain small enough that the blocks split over both."""
+    previous, grain = npusim.get_num_threads(), parallel_config.GRAIN_SIZE
+    parallel_config.GRAIN_SIZE = parallel.BLOCK
+    npusim.set_num_threads(request.param)
+    yield request.param
+    parallel_config.GRAIN_SIZE = grain
+    npusim.set_num_threads(previous)
+
+
+def _any_bits(dtype, seed):
+    """``N`` values of ``dtype`` from random bit patterns, the special values first."""
+    ints = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    x = np.random.default_rng(seed).integers(0, np.iinfo(ints).max, N, dtype=ints, endpoint=True).view(dtype)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1e-45, -1e-45, 5e-39, -5e-39, 88.7, -88.7,
+                        1e-8, -1e-8, 0.2, 0.8], dtype)
+    x[:special.size] = special
+    return x
+
+
+def _same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_rsqrt(threads, dtype):
+    x = _any_bits(dtype, 0)
+    expect = np.empty_like(x)
+    E._sigmoid_float(x, expect)
+    _same_bits(E.sigmoid(x), expect)
+    with np.errstate(all="ignore"):
+        _same_bits(E.rsqrt(x), np.reciprocal(np.sqrt(x)))
+
+
+def test_sigmoid_float16(threads):
+    x = (np.random.default_rng(1).standard_normal(N) * 20).astype(np.float16)
+    x[:4] = [np.nan, -np.inf, np.inf, -0.0]
+    expect = np.empty_like(x)
+    E._sigmoid_float(x, expect)
+    _same_bits(E.sigmoid(x), expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("bounds", [(0.2, 0.8), (0.0, 1.0), (-0.0, 0.0), (np.nan, 1.0), (0.0, np.nan), (None, 0.5),
+                                    (0.5, None), (-0.0, None)])
+def test_clamp_number_bounds(threads, dtype, bounds):
+    if np.dtype(dtype).kind == "i":
+        if any(b is not None and not float(b).is_integer() for b in bounds):
+            pytest.skip("integral bounds only")
+        x = np.random.default_rng(2).integers(-5, 5, N).astype(dtype)
+    elif dtype is np.float16:
+        x = (np.random.default_rng(2).standard_normal(N)).astype(dtype)
+        x[:3] = [np.nan, -0.0, 0.0]
+    else:
+        x = _any_bits(dtype, 2)
+    lo, hi = (None if b is None else np.dtype(dtype).type(b) for b in bounds)
+    expect = x if lo is None else np.maximum(x, lo)
+    expect = expect if hi is None else np.minimum(expect, hi)
+    _same_bits(E.clamp(x, lo, hi), expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("weight", [0.3, 0.7, -2.0, 0.0, 1.0])
+def test_lerp_number_weight(threads, dtype, weight):
+    start, end = _any_bits(dtype, 3), _any_bits(dtype, 4)
+    with np.errstate(all="ignore"):
+        diff = np.subtract(end, start)
+        if abs(weight) < 0.5:
+            expect = np.add(start, np.multiply(weight, diff))
+        else:
+            expect = np.subtract(end, np.multiply(diff, 1 - weight))
+        _same_bits(E.lerp(start, end, weight), expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64, np.complex64])
+def test_where_bit_select(threads, dtype):
+    rng = np.random.default_rng(5)
+    if np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize >= 4:
+        a, b = _any_bits(dtype, 6), _any_bits(dtype, 7)
+    else:
+        a, b = (rng.integers(-100, 100, N).astype(dtype) for _ in range(2))
+    cond = rng.random(N) < 0.5
+    _same_bits(E.where(cond, a, b), np.where(cond, a, b))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scaled_sum_and_addc(threads, dtype):
+    a, b, c = _any_bits(dtype, 8), _any_bits(dtype, 9), _any_bits(dtype, 10)
+    t = np.dtype(dtype).type
+    with np.errstate(all="ignore"):
+        for scale in (t(2), t(-2), t(0.3)):
+            _same_bits(E.scaled_sum(a, b, scale), np.add(a, np.multiply(b, scale)))
+        for value in (t(1), t(0.5)):
+            for divide in (False, True):
+                r = np.true_divide(b, c) if divide else np.multiply(b, c)
+                expect = np.add(a, r if value == 1 else np.multiply(r, value))
+                _same_bits(E.addc(a, b, c, value, divide), expect)
+
+
+def test_for_blocks_covers_the_range(threads):
+    seen = []
+    parallel.for_blocks(N, parallel.BLOCK, lambda s, e: seen.append((s, e)))
+    seen.sort()
+    assert seen[0][0] == 0 and seen[-1][1] == N
+    assert all(e1 == s2 for (_, e1), (s2, _) in zip(seen, seen[1:]))
+    assert all(e - s <= parallel.BLOCK for s, e in seen)
+
+
+def test_ops_with_out_land_in_out(threads):
+    x = npusim.from_numpy(_any_bits(np.float32, 11))
+    y = npusim.from_numpy(_any_bits(np.float32, 12))
+    z = npusim.empty(N)
+    with np.errstate(all="ignore"):
+        for op in (lambda out: npusim.sigmoid(x, out=out), lambda out: npusim.clamp(x, 0.2, 0.8, out=out),
+                   lambda out: npusim.lerp(x, y, 0.3, out=out), lambda out: npusim.where(x < y, x, y, out=out),
+                   lambda out: npusim.add(x, y, alpha=2, out=out), lambda out: npusim.sub(x, y, alpha=2, out=out),
+                   lambda out: npusim.addcmul(x, x, y, value=0.5, out=out),
+                   lambda out: npusim.addcdiv(x, x, y, value=0.5, out=out)):
+            r = op(z)
+            assert r is z
+            _same_bits(z.numpy(), op(npusim.empty(N)).numpy())
