@@ -31,3 +31,16 @@ def test_large_inputs_give_the_masked_copy_bits(device, dtype):
     want = np.where(xh <= t, 0.0, gh)
     np.testing.assert_array_equal(got, want)
     assert not np.signbit(got[xh <= t]).any()     # masked entries are +0, whatever the gradient's sign
+
+
+@pytest.mark.parametrize("threshold", [0, 0.5, -0.25, 0.1, 1e5, -70000.0])
+def test_float16_inputs_compare_as_numpy_does(device, threshold):
+    rng = np.random.default_rng(2)
+    n = 150_001
+    x = (rng.standard_normal(n) * 4).astype(np.float16)
+    x[:8] = [0.5, -0.25, 0.0999755859375, 0.1, -0.0, np.nan, np.inf, -np.inf]
+    g = rng.standard_normal(n).astype(np.float16)
+    got = aten.threshold_backward(npusim.tensor(g, device=device), npusim.tensor(x, device=device), threshold)
+    with np.errstate(all="ignore"):
+        want = np.where(x <= threshold, np.float16(0), g)
+    assert np.array_equal(got.cpu().numpy().view(np.uint16), want.view(np.uint16))

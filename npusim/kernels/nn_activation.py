@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
-from . import parallel
+from . import half_casts, parallel
 from .elementwise import _ERF32_P, _ERF32_Q, erf, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -284,6 +284,12 @@ def threshold_backward(g, a, threshold_):
         out = np.empty_like(g)
         bits = np.dtype(f"i{g.itemsize}")
         g_bits, a_flat, out_bits = g.reshape(-1).view(bits), a.reshape(-1), out.reshape(-1).view(bits)
+        if a.dtype == np.float16 and _exact_in_half(threshold_):
+            # NumPy compares float16 one element at a time; float32 holds both sides exactly (half_casts widens
+            # without a branch), so the comparison is the same
+            wide = half_casts.astype(a_flat, np.float32)
+            if wide is not None:
+                a_flat, threshold_ = wide, np.float32(threshold_)
 
         def work(start, stop):
             for s in range(start, stop, _BLOCK):   # cache-sized pieces: the three passes touch memory once
@@ -295,6 +301,16 @@ def threshold_backward(g, a, threshold_):
         parallel.for_ranges(g.size, _BLOCK, work)
         return out
     return as_array(xp.where(a <= threshold_, xp.zeros((), g.dtype), g))
+
+
+def _exact_in_half(v) -> bool:
+    """Whether ``v`` (a Python number or a float16 scalar) is a float16 value exactly, as compared with one."""
+    if v.__class__ is np.float16:
+        return True
+    if v.__class__ is not int and v.__class__ is not float:
+        return False
+    with np.errstate(over="ignore"):
+        return float(np.float16(v)) == v
 
 
 def prelu(a, weight):
