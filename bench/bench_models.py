@@ -18,7 +18,11 @@ GPU), with the same weights and data (torch's initial state is copied into npusi
     NAME_fp16    each of the first six under fp16 autocast with a GradScaler (mlp_fp16 and so on)
 
 Rounds interleave the two sides (each round runs ``--steps`` steps of torch then of npusim), so a busy
-neighbour on the machine slows both alike. The table shows the median milliseconds per step of each side
+neighbour on the machine slows both alike. Each side's block starts after a short untimed settle (``SETTLE_S``),
+so that the other side's worker threads have gone to sleep and each side is measured with the other idle: the
+BLAS that NumPy loads (OpenBLAS) keeps its worker threads spinning for about 0.1 s after each call (its thread
+timeout, 2**28 cycles), and torch's OpenMP workers spin for a few milliseconds after its parallel regions; run
+back to back, one side's spinning threads would take a core from the other's first step at two threads. The table shows the median milliseconds per step of each side
 and the ratio npusim / torch, median and min-max over the rounds (lower is better; the goal is <= 1.2x,
 <= 1.0x for the MLP). An fp16 row shows npusim's fp16 step over its own fp32 step of the same workload (goal
 <= 1.3x on the emulation for the MLP); torch's side of it runs one step only, for the loss check, since torch
@@ -280,9 +284,12 @@ def set_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
+SETTLE_S = 0.2   # untimed pause before each side's block: past OpenBLAS's ~0.1 s spin and OpenMP's few ms
+
+
 def measure(sides: dict, rounds: int, steps: int, timed=None) -> tuple[dict, dict]:
     """First-step losses, and {side: [ms per step, one per round]} with the ``timed`` sides (default: all)
-    interleaved round by round."""
+    interleaved round by round, each side's block after a settle (the other side's threads idle)."""
     losses = {}
     for side, step in sides.items():        # warm-up, and the sanity check
         try:
@@ -296,6 +303,7 @@ def measure(sides: dict, rounds: int, steps: int, timed=None) -> tuple[dict, dic
     for _ in range(rounds):
         for side in timed:
             step = sides[side]
+            time.sleep(SETTLE_S)
             t0 = time.perf_counter()
             for _ in range(steps):
                 step()
