@@ -80,12 +80,16 @@ _FOLD_EVERY = 8192      # log entries folded into the statistics at once (bounds
 # fn(device_index, nbytes): called in the allocating thread after each malloc (+segment size) and free
 # (-segment size); the profiler's profile_memory uses it. Empty: the hot path pays one global read.
 _allocation_observers: tuple = ()
+# fn(): called after observers come or go (the storages' frameless release gives way to __del__ while there are any)
+observer_listeners: list = []
 
 
 def add_allocation_observer(fn) -> None:
     """Call ``fn(device_index, nbytes)`` on every npu allocation (nbytes > 0) and free (nbytes < 0)."""
     global _allocation_observers
     _allocation_observers = _allocation_observers + (fn,)
+    for listener in observer_listeners:
+        listener()
 
 
 def remove_allocation_observer(fn) -> None:
@@ -94,6 +98,8 @@ def remove_allocation_observer(fn) -> None:
     if fn in obs:
         obs.remove(fn)
     _allocation_observers = tuple(obs)
+    for listener in observer_listeners:
+        listener()
 
 
 class DeviceAllocator:
@@ -121,14 +127,15 @@ class DeviceAllocator:
         # cuda mode: freed blocks other streams still use (record_stream), with the events that say when they're done
         self._pending: list = []
         self.counters = {m: [[0, 0, 0, 0] for _ in _POOLS] for m in _LOGGED + _RESERVED}
+        self.storage_classes: dict = {}     # requested bytes -> the storage class of that size (storage.py)
 
     def after_fork_in_child(self) -> None:
         """A forked child starts with a fresh lock (another thread may have held the parent's)."""
         self._lock = threading.Lock()
 
     # --- the hot path ------------------------------------------------------------------------
-    # storage.storage_maker and NpuStorage.__del__ inline malloc's and free's fast paths (a cached segment,
-    # a log entry): keep the three in step.
+    # storage.storage_maker, NpuStorage.__del__ and storage._release_chain inline malloc's and free's fast paths
+    # (a cached segment, a log entry): keep them in step.
     def malloc(self, nbytes: int) -> int:
         """Account for ``nbytes``; returns the segment size to hand back to ``free`` (0: nothing held).
 

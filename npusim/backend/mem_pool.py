@@ -98,6 +98,11 @@ class _PoolCudaNpuStorage(_CudaNpuStorage):
     __slots__ = ("_pool_seg",)
 
 
+# a pool storage trades memory and accounting (resize_) only with another of its class
+_PoolNpuStorage._accounting_family = _PoolNpuStorage
+_PoolCudaNpuStorage._accounting_family = _PoolCudaNpuStorage
+
+
 class MemPool:
     """A pool of npu memory (torch.cuda.MemPool): allocations inside ``use_mem_pool(pool)`` come from it.
 
@@ -205,7 +210,10 @@ def storage_factory(device, alloc, plain):
             pooled = object.__new__(_PoolCudaNpuStorage)
             for name in ("_size", "_requested", "_alloc", "_root", "_device"):
                 setattr(pooled, name, getattr(s, name))
-            s._alloc = None         # its accounting moved to the pooled storage
+            # its accounting moved to the pooled storage: the plain class's __del__ then does nothing (a per-size
+            # class would log the free)
+            s.__class__ = _CudaNpuStorage
+            s._alloc = None
             pooled._pool_seg = seg
             return pooled
         if runtime.in_bad_fork:

@@ -1,8 +1,22 @@
-"""Storage of npu tensors: an UntypedStorage that returns its bytes to the allocator when it dies."""
+"""Storage of npu tensors: an UntypedStorage that returns its bytes to the allocator when it dies.
+
+Each npu array's storage is accounted when it is made (``storage_maker``) and released when it dies. The release
+runs once per npu op, so it costs no Python frame: the storages of one requested size share a class (made on first
+use, per device) whose ``__del__`` is a chain of C callables bound to that size, ``next`` over a ``zip`` of ``map``
+objects that put the segment back in the allocator's cache and log the free. CPython calls a ``__del__`` that is not
+a descriptor without arguments, so the chain needs nothing from the instance. While allocation observers are
+installed (the profiler's memory events) those classes fall back to ``NpuStorage.__del__``, which tells them too.
+"""
 from __future__ import annotations
+
+import functools
+import itertools
 
 from ..privateuse1 import UntypedStorage
 from . import allocator as _allocator
+
+# Classes made per device at most: a program allocating more distinct sizes gets the plain NpuStorage beyond them.
+_CLASSES_PER_DEVICE = 4096
 
 
 class NpuStorage(UntypedStorage):
@@ -42,6 +56,10 @@ class NpuStorage(UntypedStorage):
         return _restore, (bytes(self.cpu()._bytes()), str(self.device))
 
 
+# Storages of these two classes and of their per-size subclasses may trade memory and accounting (resize_).
+NpuStorage._accounting_family = NpuStorage
+
+
 class _CudaNpuStorage(NpuStorage):
     """cuda mode: the storage accounts its bytes; its segment belongs to the CuPy array's memory, which gives
     it back to the allocator when CuPy frees it."""
@@ -65,9 +83,67 @@ class _CudaNpuStorage(NpuStorage):
                     fn(alloc.index, -size)
 
 
+_CudaNpuStorage._accounting_family = _CudaNpuStorage
+
+
 def _restore(data: bytes, device: str) -> UntypedStorage:
     """An npu storage from its pickled bytes (pickling goes through the host, as torch's does)."""
     return UntypedStorage(data).to(device=device)
+
+
+def segment_of(n: int) -> int:
+    """The segment size of a request of ``n`` bytes (``allocator.segment_size``, written out for the makers)."""
+    if n <= _allocator._SMALL_LIMIT:
+        return ((n + 511) >> 9) << 9
+    return -(-n // _allocator._LARGE_ROUND) * _allocator._LARGE_ROUND
+
+
+# --- per-size classes with a frameless release ---------------------------------------------------------------
+
+_sized_classes: list = []     # (class, its release chain) of every device, for the observers' switch
+
+
+def _release_chain(alloc, n: int, size: int, cuda: bool):
+    """A callable of no arguments, all C, doing what ``__del__`` does for a storage of ``n`` requested bytes: the
+    segment back in the cache (emulation; in cuda mode CuPy's memory owner gives it back), ``-n`` in the log."""
+    log_free = map(alloc._log.append, itertools.repeat(-n))
+    if cuda:
+        return functools.partial(next, log_free)
+    cached = alloc._cache.setdefault(size, [])   # the list stays: the cache only ever pops and appends in place
+    return functools.partial(next, zip(map(cached.append, itertools.repeat(None)), log_free))
+
+
+def _sized_class(alloc, n: int, cuda: bool):
+    """The storage class of ``n`` (> 0) requested bytes on ``alloc``'s device, made on first use (None past the
+    limit: the caller uses the plain class)."""
+    classes = alloc.storage_classes
+    if len(classes) >= _CLASSES_PER_DEVICE:
+        return None
+    size = segment_of(n)
+    base = _CudaNpuStorage if cuda else NpuStorage
+    chain = _release_chain(alloc, n, size, cuda)
+    namespace = {"__slots__": (), "__module__": __name__, "__qualname__": base.__qualname__,
+                 "_segment": size, "_cached": None if cuda else alloc._cache[size]}
+    if not _allocator._allocation_observers:
+        namespace["__del__"] = chain
+    cls = type(base.__name__, (base,), namespace)
+    _sized_classes.append((cls, chain))
+    classes[n] = cls
+    return cls
+
+
+def _observers_changed() -> None:
+    """Allocation observers came or went: the per-size classes release through ``__del__`` while there are any."""
+    observed = bool(_allocator._allocation_observers)
+    for cls, chain in list(_sized_classes):
+        if observed:
+            if "__del__" in cls.__dict__:
+                del cls.__del__
+        else:
+            cls.__del__ = chain
+
+
+_allocator.observer_listeners.append(_observers_changed)
 
 
 def storage_maker(device, allocator, runtime):
@@ -78,25 +154,26 @@ def storage_maker(device, allocator, runtime):
     cached segment, log the event); reserving new memory, folding a full log and
     telling observers stay in the allocator.
     """
-    def new_storage(array, _alloc=allocator, _cache=allocator._cache, _log=allocator._log, _dev=device,
-                    _rt=runtime, _new=object.__new__, _cls=NpuStorage, _mod=_allocator,
-                    _small=_allocator._SMALL_LIMIT, _large=_allocator._LARGE_ROUND, _fold=_allocator._FOLD_EVERY):
+    def new_storage(array, _alloc=allocator, _classes=allocator.storage_classes, _log=allocator._log, _dev=device,
+                    _rt=runtime, _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
         if _rt.in_bad_fork:
             _rt.check_fork()
         n = array.nbytes
-        if n <= _small:
-            size = ((n + 511) >> 9) << 9
-        else:
-            size = -(-n // _large) * _large
-        if size:
-            try:
-                _cache[size].pop()      # atomic: two threads never take the same cached segment
-            except (KeyError, IndexError):
-                _alloc._reserve(size, n)    # may raise OutOfMemoryError: nothing is accounted then
-            _log.append(n)
-            if len(_log) >= _fold or _mod._allocation_observers:
-                _alloc._after_malloc(size)
-        s = _new(_cls)
+        try:
+            cls = _classes[n]
+        except KeyError:
+            cls = _sized_class(_alloc, n, False) if n else None
+            if cls is None:
+                return _plain_storage(array, n, _alloc, _dev, NpuStorage)
+        size = cls._segment
+        try:
+            cls._cached.pop()   # atomic: two threads never take the same cached segment
+        except IndexError:
+            _alloc._reserve(size, n)    # may raise OutOfMemoryError: nothing is accounted then
+        _log.append(n)
+        if len(_log) >= _fold or _mod._allocation_observers:
+            _alloc._after_malloc(size)
+        s = _new(cls)
         s._size = size
         s._requested = n
         s._alloc = _alloc
@@ -109,21 +186,22 @@ def storage_maker(device, allocator, runtime):
 def cuda_storage_maker(device, allocator, runtime):
     """``storage_maker`` for cuda mode: the same accounting, while the memory itself came from the allocator
     through CuPy's allocator hook when CuPy made the array."""
-    def new_storage(array, _alloc=allocator, _log=allocator._log, _dev=device, _rt=runtime, _new=object.__new__,
-                    _cls=_CudaNpuStorage, _mod=_allocator, _small=_allocator._SMALL_LIMIT,
-                    _large=_allocator._LARGE_ROUND, _fold=_allocator._FOLD_EVERY):
+    def new_storage(array, _alloc=allocator, _classes=allocator.storage_classes, _log=allocator._log, _dev=device,
+                    _rt=runtime, _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
         if _rt.in_bad_fork:
             _rt.check_fork()
         n = array.nbytes
-        if n <= _small:
-            size = ((n + 511) >> 9) << 9
-        else:
-            size = -(-n // _large) * _large
-        if size:
-            _log.append(n)
-            if len(_log) >= _fold or _mod._allocation_observers:
-                _alloc._after_malloc(size)
-        s = _new(_cls)
+        try:
+            cls = _classes[n]
+        except KeyError:
+            cls = _sized_class(_alloc, n, True) if n else None
+            if cls is None:
+                return _plain_storage(array, n, _alloc, _dev, _CudaNpuStorage)
+        size = cls._segment
+        _log.append(n)
+        if len(_log) >= _fold or _mod._allocation_observers:
+            _alloc._after_malloc(size)
+        s = _new(cls)
         s._size = size
         s._requested = n
         s._alloc = _alloc
@@ -131,3 +209,23 @@ def cuda_storage_maker(device, allocator, runtime):
         s._device = _dev
         return s
     return new_storage
+
+
+def _plain_storage(array, n: int, alloc, device, cls):
+    """A storage of the plain class (empty arrays, sizes past the class limit): accounted by ``alloc.malloc``
+    (emulation) or by its log (cuda mode, where CuPy's hook took the segment), released by ``__del__``."""
+    if cls is _CudaNpuStorage:
+        size = segment_of(n) if n else 0
+        if size:
+            alloc._log.append(n)
+            if len(alloc._log) >= _allocator._FOLD_EVERY or _allocator._allocation_observers:
+                alloc._after_malloc(size)
+    else:
+        size = alloc.malloc(n)
+    s = object.__new__(cls)
+    s._size = size
+    s._requested = n
+    s._alloc = alloc
+    s._root = array
+    s._device = device
+    return s

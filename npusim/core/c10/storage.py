@@ -66,6 +66,9 @@ class UntypedStorage(StorageBase):
     _pinned = False        # page-locked host memory: pin_memory()
     _filename = None       # the file a shared from_file() mapping writes to
     _resizable = True      # from_file() mappings have a fixed size
+    # a backend's storage classes that may trade memory and accounting (``_adopt``): classes of one family have one
+    # layout, and the class goes with the accounting (a backend may keep per-size classes)
+    _accounting_family = None
 
     def __init__(self, *args, device=None):
         dev = CPU if device is None else _device(device)
@@ -237,7 +240,10 @@ class UntypedStorage(StorageBase):
     def _adopt(self, other) -> None:
         """Take ``other``'s memory (and, for a backend's storage of the same class, its accounting, handing it
         this storage's old memory and accounting to release when it dies)."""
-        if type(other) is type(self):
+        family = self._accounting_family
+        if type(other) is type(self) or family is not None and other._accounting_family is family:
+            if type(other) is not type(self):
+                self.__class__, other.__class__ = type(other), type(self)
             for cls in type(self).__mro__:
                 for slot in cls.__dict__.get("__slots__", ()):
                     if slot in ("__weakref__", "__dict__") or not hasattr(other, slot):
