@@ -806,16 +806,18 @@ def addc_args(name, tensor1, tensor2, rest, value, first):
 def addcmul(input, tensor1, tensor2, *args, value=1, out=None):
     _check_input(input, "addcmul")
     tensor1, tensor2, value = addc_args("addcmul", tensor1, tensor2, args, value, 2)
-    r = _ov("addcmul")(input, tensor1, tensor2, value=value)
-    return r if out is None else _copy_into(out, r)
+    if out is None:
+        return _ov("addcmul")(input, tensor1, tensor2, value=value)
+    return _ov("addcmul", "out")(input, tensor1, tensor2, value=value, out=out)
 
 
 @_export
 def addcdiv(input, tensor1, tensor2, *args, value=1, out=None):
     _check_input(input, "addcdiv")
     tensor1, tensor2, value = addc_args("addcdiv", tensor1, tensor2, args, value, 2)
-    r = _ov("addcdiv")(input, tensor1, tensor2, value=value)
-    return r if out is None else _copy_into(out, r)
+    if out is None:
+        return _ov("addcdiv")(input, tensor1, tensor2, value=value)
+    return _ov("addcdiv", "out")(input, tensor1, tensor2, value=value, out=out)
 
 
 @_export

@@ -51,6 +51,11 @@ def addcmul_(self, tensor1, tensor2, *, value=1):
     return C.finish_inplace(self, r, dt)
 
 
+def addcmul_out(self, tensor1, tensor2, *, value=1, out=None):
+    r, dt, dev = _addc(self, tensor1, tensor2, value, False)
+    return C.finish_out(out, r, dt, dev)
+
+
 def addcdiv(self, tensor1, tensor2, *, value=1):
     r, _, dev = _addc(self, tensor1, tensor2, value, True)
     return C.wrap(r, dev)
@@ -61,4 +66,10 @@ def addcdiv_(self, tensor1, tensor2, *, value=1):
     return C.finish_inplace(self, r, dt)
 
 
-KERNELS = {"addcmul": addcmul, "addcmul_": addcmul_, "addcdiv": addcdiv, "addcdiv_": addcdiv_}
+def addcdiv_out(self, tensor1, tensor2, *, value=1, out=None):
+    r, dt, dev = _addc(self, tensor1, tensor2, value, True)
+    return C.finish_out(out, r, dt, dev)
+
+
+KERNELS = {"addcmul": addcmul, "addcmul_": addcmul_, "addcmul.out": addcmul_out, "addcdiv": addcdiv,
+           "addcdiv_": addcdiv_, "addcdiv.out": addcdiv_out}

@@ -321,6 +321,7 @@ _softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 _safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
+_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 # == linalg_products: matmul and the products it reduces to, the fused forms, outer, einsum
 matmul(Tensor self, Tensor other) -> Tensor
 matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -501,8 +502,10 @@ adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)
+addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
 addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 asinh(Tensor self) -> Tensor
 atanh(Tensor self) -> Tensor
@@ -564,6 +567,7 @@ prelu(Tensor self, Tensor weight) -> Tensor
 relu6(Tensor self) -> Tensor
 rms_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, float? eps=None) -> Tensor
 scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor
+_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, Tensor)
 selu(Tensor self) -> Tensor
 selu_(Tensor(a!) self) -> Tensor(a!)
 silu(Tensor self) -> Tensor
@@ -1135,6 +1139,9 @@ mkldnn_rnn_layer_backward(Tensor input, Tensor weight1, Tensor weight2, Tensor w
 # == hash_tensor: the XOR of the elements' 64-bit patterns, as uint64
 hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0) -> Tensor
 hash_tensor.out(Tensor self, int[1] dim=[], *, bool keepdim=False, int mode=0, Tensor(a!) out) -> Tensor(a!)
+# == amp: the gradient scaler's ops, unscaling with the inf/NaN check and the scale's update
+_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()
+_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)
 # == linalg_products: the grouped scaled product of float8 matrices (no kernel: torch 2.13 has none on the CPU)
 _scaled_grouped_mm_v2(Tensor self, Tensor mat2, Tensor[] scale_a, int[] recipe_a, int[] swizzle_a, Tensor[] scale_b, int[] recipe_b, int[] swizzle_b, Tensor? offs=None, Tensor? bias=None, ScalarType? out_dtype=None, int[] contraction_dim=[], bool use_fast_accum=False) -> Tensor
 """

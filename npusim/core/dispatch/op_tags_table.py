@@ -189,8 +189,9 @@ TAGGED = {
         "where.self_out",
     ),
     ('out', 'pointwise'): (
-        "abs.out", "acos.out", "acosh.out", "add.out", "angle.out", "asin.out", "asinh.out", "atan.out",
-        "atanh.out", "bitwise_and.Scalar_out", "bitwise_and.Tensor_out", "bitwise_left_shift.Tensor_Scalar_out",
+        "abs.out", "acos.out", "acosh.out", "add.out", "addcdiv.out", "addcmul.out", "angle.out", "asin.out",
+        "asinh.out", "atan.out", "atanh.out", "bitwise_and.Scalar_out", "bitwise_and.Tensor_out",
+        "bitwise_left_shift.Tensor_Scalar_out",
         "bitwise_left_shift.Tensor_out", "bitwise_not.out", "bitwise_or.Scalar_out", "bitwise_or.Tensor_out",
         "bitwise_right_shift.Tensor_Scalar_out", "bitwise_right_shift.Tensor_out", "bitwise_xor.Scalar_out",
         "bitwise_xor.Tensor_out", "ceil.out", "clamp.Tensor_out", "clamp.out", "conj_physical.out",
