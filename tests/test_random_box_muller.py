@@ -37,10 +37,14 @@ def test_values_left_to_the_library_keep_its_bits(monkeypatch):
 
 def test_cos_sin_error_is_far_inside_the_bound():
     quarter_edges = np.concatenate([k / 8 + np.arange(-5000, 5000) * 2.0 ** -53 for k in range(1, 8)])
-    u = np.concatenate([_uniforms(11, 1 << 20), quarter_edges, _EDGES])
-    values, sign = BM.cos_sin(u)
+    # the edges of the angle table's cells (k / N and (k + 1/2) / N), where the reduction changes entry
+    cell_edges = np.concatenate([(k + h) / BM._N + np.arange(-50, 50) * 2.0 ** -53
+                                 for k in range(0, BM._N, 7) for h in (0.0, 0.5)])
+    u = np.concatenate([_uniforms(11, 1 << 20), quarter_edges, cell_edges, _EDGES])
+    u = u[(u >= 0) & (u < 1)]
+    values = BM.cos_sin(u)
     theta = u * (2 * math.pi)
-    error = max(np.abs(values[0] * sign - np.cos(theta)).max(), np.abs(values[1] * sign - np.sin(theta)).max())
+    error = max(np.abs(values[:, 0] - np.cos(theta)).max(), np.abs(values[:, 1] - np.sin(theta)).max())
     assert error < BM._BOUND / 30
 
 
@@ -56,3 +60,21 @@ def test_large_float32_draw_equals_the_formula(monkeypatch):
     monkeypatch.setattr(BM, "usable", lambda *args: False)
     plain, plain_blocks = KR.normal(np, 21, 5, (n,), np.float32, 0.5, 3.0)
     assert blocks == plain_blocks and fast.tobytes() == plain.tobytes()
+
+
+def test_the_margin_covers_every_radius():
+    # the largest radius comes from the largest double below 1
+    largest = math.sqrt(-2.0 * math.log(1.0 - (1 - 2 ** -53)))
+    assert largest < BM._RADIUS_LIMIT < 1.01 * largest
+
+
+@pytest.mark.parametrize("n", [2 * BM._BLOCK + 5, 2 * BM.MIN_PAIRS])
+def test_uniforms_drawn_block_by_block_give_the_same_bits(n):
+    # fill_float32 draws each block's uniforms from the generator: the stream a single draw would give
+    expected = KR.box_muller(np, np.random.Generator(np.random.Philox(9)).random(2 * ((n + 1) // 2)),
+                             np.empty(n, np.float32), 0.0, 1.0)
+    got = BM.fill_float32(np.random.Generator(np.random.Philox(9)), np.empty(n, np.float32), 0.0, 1.0)
+    assert got.tobytes() == expected.tobytes()
+    strided = np.zeros(2 * n, np.float32)
+    BM.fill_float32(np.random.Generator(np.random.Philox(9)), strided[::2], 0.0, 1.0)
+    assert strided[::2].tobytes() == expected.tobytes() and not strided[1::2].any()

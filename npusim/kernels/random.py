@@ -278,15 +278,16 @@ def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0):
         u = unit_float64_from_raw(raw_uint64(xp, key, counter, n_units))
         return box_muller(xp, u, xp.empty(n, dtype=dtype), mean, std).reshape(shape), blocks
     out = np.empty(n, dtype=dtype)
-    # float32: the same values from a vectorised cos / sin (random_box_muller.py); others: the formula itself
-    fill = random_box_muller.box_muller_float32 if random_box_muller.usable(dtype, mean, std) else None
+    # float32: the same values from a vectorised cos / sin, the uniforms drawn block by block into cache-sized
+    # scratch (random_box_muller.py); others: the formula itself
+    fast = random_box_muller.usable(dtype, mean, std)
 
     def work(s, e, b):
-        u = _host_generator(key, counter + b).random(2 * (-(-(e - s) // 2)))
-        if fill is not None and e - s >= 2 * random_box_muller.MIN_PAIRS:
-            fill(u, out[s:e], mean, std)
+        generator = _host_generator(key, counter + b)
+        if fast and e - s >= 2 * random_box_muller.MIN_PAIRS:
+            random_box_muller.fill_float32(generator, out[s:e], mean, std)
         else:
-            box_muller(np, u, out[s:e], mean, std)
+            box_muller(np, generator.random(2 * (-(-(e - s) // 2))), out[s:e], mean, std)
     _chunked(n, _WORDS_PER_BLOCK, work)
     return out.reshape(shape), blocks
 
