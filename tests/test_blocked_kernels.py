@@ -134,3 +134,17 @@ def test_ops_with_out_land_in_out(threads):
             r = op(z)
             assert r is z
             _same_bits(z.numpy(), op(npusim.empty(N)).numpy())
+
+
+def test_erf_and_gelu_blocks_equal_the_whole_array_forms(threads):
+    from npusim.kernels import nn_activation as NA
+    x2 = np.concatenate([_any_bits(np.float32, 13), (np.random.default_rng(14).standard_normal(N) * 3)
+                         .astype(np.float32)])
+    strided = x2[::2]                       # not contiguous: the whole-array forms
+    dense = np.ascontiguousarray(strided)   # contiguous and large: the blocks
+    g = np.random.default_rng(15).standard_normal(N).astype(np.float32)
+    with np.errstate(all="ignore"):
+        _same_bits(E.erf(dense), E.erf(strided))
+        for approximate in ("none", "tanh"):
+            _same_bits(NA.gelu(dense, approximate), NA.gelu(strided, approximate))
+            _same_bits(NA.gelu_backward(g, dense, approximate), NA.gelu_backward(g, strided, approximate))

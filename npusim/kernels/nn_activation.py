@@ -8,13 +8,12 @@ mish).
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
 from . import half_casts, parallel
-from .elementwise import _ERF32_P, _ERF32_Q, erf, sigmoid
+from .elementwise import _erf_into, erf, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -66,13 +65,9 @@ def gelu_backward(g, a, approximate="none"):
 # block by block into a few small work arrays: one result array is allocated instead of a dozen temporaries the
 # size of the input, and every pass over a block runs in cache.
 
-_BLOCK = 1 << 16
-_per_thread = threading.local()
+_BLOCK = parallel.BLOCK
 _F32 = np.dtype(np.float32)
 _ndarray = np.ndarray
-_ERF_P32 = [np.float32(c) for c in _ERF32_P]
-_ERF_Q32 = [np.float32(c) for c in _ERF32_Q]
-_ERF_LIMIT = (np.float32(-4.0), np.float32(4.0))
 
 
 def _blockwise(x) -> bool:
@@ -81,44 +76,18 @@ def _blockwise(x) -> bool:
 
 
 def _by_blocks(block, n_work, *arrays):
-    """``block(out, work, *array_blocks)`` over consecutive flat blocks; the result has the first array's shape."""
+    """``block(out, work, *array_blocks)`` over consecutive flat blocks (parallel.for_blocks), ``work`` this
+    thread's ``n_work`` block-sized scratch arrays; the result has the first array's shape."""
     flat = [a.reshape(-1) for a in arrays]
     out = np.empty(flat[0].shape, _F32)
-    work = _work_arrays(n_work)
-    n = out.shape[0]
-    for start in range(0, n, _BLOCK):
-        stop = min(start + _BLOCK, n)
+
+    def piece(start, stop):
         m = stop - start
-        block(out[start:stop], [w[:m] for w in work], *(f[start:stop] for f in flat))
+        work = parallel.scratch("gelu.work", n_work * _BLOCK, _F32)
+        block(out[start:stop], [work[i * _BLOCK:i * _BLOCK + m] for i in range(n_work)],
+              *(f[start:stop] for f in flat))
+    parallel.for_blocks(out.shape[0], _BLOCK, piece)
     return out.reshape(arrays[0].shape)
-
-
-def _work_arrays(n):
-    """``n`` block-sized float32 work arrays, kept per thread: a fresh large allocation costs page faults."""
-    work = getattr(_per_thread, "work", None)
-    if work is None or work.shape[1] != _BLOCK:
-        work = _per_thread.work = np.empty((5, _BLOCK), _F32)
-    return work[:n]
-
-
-def _erf_into(y, work):
-    """erf(y) into ``y`` (float32): kernels.elementwise's float32 rational fit, step by step (``work``: 3 arrays)."""
-    mul, add = np.multiply, np.add
-    nan = np.isnan(y)
-    kept = y[nan] if nan.any() else None
-    x2, p, q = work
-    np.clip(y, *_ERF_LIMIT, out=y)
-    mul(y, y, out=x2)
-    for acc, coef in ((p, _ERF_P32), (q, _ERF_Q32)):
-        mul(x2, coef[0], out=acc)
-        add(acc, coef[1], out=acc)
-        for c in coef[2:]:
-            mul(acc, x2, out=acc)
-            add(acc, c, out=acc)
-    mul(p, y, out=p)
-    np.divide(p, q, out=y)
-    if kept is not None:
-        y[nan] = kept
 
 
 def _gelu_erf_block(out, work, x):
@@ -291,14 +260,12 @@ def threshold_backward(g, a, threshold_):
             if wide is not None:
                 a_flat, threshold_ = wide, np.float32(threshold_)
 
-        def work(start, stop):
-            for s in range(start, stop, _BLOCK):   # cache-sized pieces: the three passes touch memory once
-                e = min(s + _BLOCK, stop)
-                o = out_bits[s:e]
-                np.less_equal(a_flat[s:e], threshold_, out=o, casting="unsafe")
-                np.subtract(o, 1, out=o)
-                np.bitwise_and(g_bits[s:e], o, out=o)
-        parallel.for_ranges(g.size, _BLOCK, work)
+        def piece(s, e):   # cache-sized pieces: the three passes touch memory once
+            o = out_bits[s:e]
+            np.less_equal(a_flat[s:e], threshold_, out=o, casting="unsafe")
+            np.subtract(o, 1, out=o)
+            np.bitwise_and(g_bits[s:e], o, out=o)
+        parallel.for_blocks(g.size, _BLOCK, piece)
         return out
     return as_array(xp.where(a <= threshold_, xp.zeros((), g.dtype), g))
 
