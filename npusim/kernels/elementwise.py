@@ -221,7 +221,9 @@ def rsqrt(a, out=None):
     if xp is np and a.dtype.kind == "f" and (out is None or out.dtype == a.dtype and out.shape == a.shape):
         dest = out if out is not None else (_od.take(a.shape, a.dtype) if _od.offered() else None)
         dest = np.empty(a.shape, a.dtype) if dest is None else dest
-        if _in_blocks(dest, lambda d, s: np.reciprocal(np.sqrt(s, out=d), out=d), a):
+        # 1 / sqrt per cache-sized piece; the division by the number 1 is reciprocal's correctly rounded quotient
+        # (the same bits, NaN payloads too) in NumPy's vectorised division loop, ~2x faster than its reciprocal loop
+        if _in_blocks(dest, lambda d, s: np.divide(1, np.sqrt(s, out=d), out=d), a):
             return dest
         r = P.unary(np.sqrt, a, dest)
         return P.unary(np.reciprocal, r, r) if r.__class__ is np.ndarray else as_array(np.reciprocal(r))
