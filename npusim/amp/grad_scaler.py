@@ -15,8 +15,8 @@ from enum import Enum
 from ..core.autograd import no_grad
 from ..core.c10.device import device as _device
 from ..core.c10.dtype import float16, float32, int32
-from ..api.operators import stack, where
-from ..api.factories import full, zeros_like
+from ..api.factories import full
+from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import Tensor
 
 __all__ = ["OptState", "GradScaler"]
@@ -47,12 +47,10 @@ def _refresh_per_optimizer_state() -> dict:
     return {"stage": OptState.READY, "found_inf_per_device": {}}
 
 
-def _non_finite_check_and_unscale_(grads, found_inf: Tensor, inv_scale: Tensor) -> None:
-    """Multiply every gradient by ``inv_scale``; set ``found_inf`` to 1 if any holds an inf or NaN."""
-    all_finite = stack([g.isfinite().all() for g in grads]).all()
-    for g in grads:
-        g.mul_(inv_scale)
-    found_inf.masked_fill_(all_finite.logical_not(), 1.0)  # no host sync: the flag stays on the device
+# torch's two ops, as torch's GradScaler calls them: one pass over each gradient unscales it and looks for infs
+# and NaNs (found_inf stays on the device, no host sync); the scale's update is one op on one-element tensors
+_non_finite_check_and_unscale_ = aten._amp_foreach_non_finite_check_and_unscale_.default
+_amp_update_scale_ = aten._amp_update_scale_.default
 
 
 class GradScaler:
@@ -210,23 +208,11 @@ class GradScaler:
             found = found_infs[0]
             for f in found_infs[1:]:
                 found = found + f
-            self._update_scale(_scale, _growth_tracker, found)
+            # after an inf the scale backs off and the tracker restarts; after ``growth_interval`` clean steps the
+            # scale grows, kept only if the grown float32 is finite
+            _amp_update_scale_(_scale, _growth_tracker, found, self._growth_factor, self._backoff_factor,
+                               self._growth_interval)
         self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
-
-    def _update_scale(self, scale: Tensor, growth_tracker: Tensor, found_inf: Tensor) -> None:
-        """torch's _amp_update_scale_, in tensor ops on the scale's device (no read back, as torch's kernel): after
-        an inf the scale backs off and the tracker restarts; after ``growth_interval`` clean steps the scale grows,
-        kept only if the grown float32 is finite."""
-        with no_grad():
-            inf = found_inf > 0
-            successful = growth_tracker + 1
-            due = successful == self._growth_interval
-            grown = scale * self._growth_factor
-            grow = due.logical_and(grown.isfinite())
-            new_scale = where(inf, scale * self._backoff_factor, where(grow, grown, scale))
-            new_tracker = where(inf.logical_or(due), zeros_like(successful), successful)
-            scale.copy_(new_scale)
-            growth_tracker.copy_(new_tracker)
 
     def _get_scale_async(self):
         return self._scale

@@ -1,6 +1,6 @@
-"""The two ops ``torch.amp.GradScaler("npu")`` calls, on the npu's arrays (npusim's own scaler does this work in
-its Python, with no aten op for torch to find): unscaling gradients while checking them for inf/NaN, and the
-scale update."""
+"""The two ops ``torch.amp.GradScaler("npu")`` calls, on the npu's arrays: unscaling gradients while checking them
+for inf/NaN, and the scale update (npusim's own ops of these names, kernels/amp.py, are left out of the adapter:
+kernels.py's HANDLED_ELSEWHERE)."""
 from __future__ import annotations
 
 from npusim.privateuse1 import get_device_hooks
