@@ -402,3 +402,126 @@ def gru_layer_backward(grad_output, grad_hy, hx, output, w_hh, workspace, revers
         grad_h = through_update if from_output is None else xp.add(from_output, through_update, out=through_update)
         grad_h += through_projection
     return grad_input_all, grad_hidden_all, grad_h
+
+
+# --- whole layers of an autocast step: 16-bit gate projections, float32 states ------------------------------------
+# Under autocast a layer's step is 16-bit projections (F.linear's casts: the hidden state and the weights rounded to
+# the autocast dtype, a float32 product rounded once) and 16-bit gate ops (each rounded: an add, sigmoid or tanh in
+# float32 and rounded), while the float32 states promote what they touch (f * c, o * tanh(c) and the GRU's update in
+# float32). These layers compute those steps in float32 arrays, rounding to ``low`` exactly where the step's 16-bit
+# ops round, so outputs and states are the step-by-step autocast layer's bit for bit. Their workspaces are the
+# float32 layers', so the backward is the float32 one (its arithmetic in float32, rounded once where a gradient
+# reaches a 16-bit input: no per-op rounding of the gradients).
+
+_F16 = np.dtype(np.float16)
+_EXPONENT_BITS = np.int32(0x7F800000)
+_HALF_SMALLEST_NORMAL, _HALF_MAGIC, _HALF_LIMIT = np.float32(2.0 ** -14), np.float32(1.5 * 2.0 ** 13), \
+    np.float32(1.5 * 2.0 ** 28)
+
+
+def round_to(a, low):
+    """``a``'s values rounded to the 16-bit dtype ``low``, in place (a float32 array or view)."""
+    if low != _F16 or a.__class__ is not np.ndarray:
+        a[...] = a.astype(low)
+        return a
+    # float16's rounding without converting (NumPy converts one element at a time): adding, then subtracting,
+    # c = 1.5 * 2**(e + 13), e the exponent of |x| (at least float16's smallest normal exponent, -14), rounds x to
+    # a multiple of 2**(e - 10), float16's spacing there, to nearest even (c's binade has that spacing and c is an
+    # even multiple of it); the sign put back keeps a zero's. Magnitudes from 2**15 (overflow to infinity),
+    # infinities and NaNs take NumPy's cast. The bits of float16's cast (checked over float32 patterns).
+    c = _scratch_array(np, "round.c", a.shape, _F32)
+    np.bitwise_and(a.view(np.int32), _EXPONENT_BITS, out=c.view(np.int32))
+    np.maximum(c, _HALF_SMALLEST_NORMAL, out=c)
+    np.multiply(c, _HALF_MAGIC, out=c)
+    if not c.max() < _HALF_LIMIT:
+        a[...] = a.astype(low)
+        return a
+    t = _scratch_array(np, "round.t", a.shape, _F32)
+    np.subtract(np.add(a, c, out=t), c, out=t)
+    return np.copysign(t, a, out=a)
+
+
+def to_float32(a):
+    """A float32 copy of a 16-bit array (a weight's or the input's values, exactly)."""
+    return a.astype(_F32)
+
+
+def rounded_copy(a, low):
+    """A float32 copy of ``a`` with its values rounded to ``low`` (the step's cast of a float32 state)."""
+    return round_to(a.astype(_F32), low)
+
+
+def rounded_input_projection(x, w_ih, b_ih, low):
+    """``input_projection`` over float32 copies of 16-bit operands, rounded to ``low`` (F.linear's 16-bit addmm)."""
+    gates = input_projection(x.astype(_F32), w_ih.astype(_F32), None if b_ih is None else b_ih.astype(_F32))
+    return round_to(gates, low)
+
+
+def lstm_layer_rounded(input_gates, hx, cx, w_hh, b_hh, reverse, low):
+    """``lstm_layer`` of an autocast step: ``input_gates`` float32 holding 16-bit values, float32 ``hx`` and
+    ``cx``, ``w_hh`` / ``b_hh`` float32 copies of the 16-bit weights; the same workspace layout."""
+    xp = namespace_of(input_gates)
+    steps, batch, width = input_gates.shape
+    h = width // 4
+    dt = _F32
+    workspace = xp.empty(steps * batch * 6 * h, dt)
+    gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
+    output = xp.empty((steps, batch, h), dt)
+    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
+    pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
+    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, width), bool)
+    hidden_low = xp.empty((batch, h), dt)
+    hidden, cell = hx, cx
+    for t in _steps(steps, reverse):
+        xp.copyto(hidden_low, hidden)
+        round_to(hidden_low, low)       # F.linear's cast of the state
+        hidden_gates = _hidden_projection(hidden_low, w_hh, b_hh_column, projection)
+        round_to(projection, low)
+        round_to(xp.add(input_gates[t], hidden_gates, out=pre), low)
+        gates = gates_all[t]
+        _sigmoid_into(pre, gates, e, mask)
+        xp.tanh(pre[:, 2 * h:3 * h], out=gates[:, 2 * h:3 * h])
+        round_to(gates, low)
+        i, f, g, o = (gates[:, k * h:(k + 1) * h] for k in range(4))
+        cy = cells[t]
+        xp.multiply(f, cell, out=cy)
+        xp.add(cy, round_to(xp.multiply(i, g, out=product), low), out=cy)
+        xp.tanh(cy, out=tanh_cells[t])
+        hidden = xp.multiply(o, tanh_cells[t], out=output[t])
+        cell = cy
+    return output, hidden.copy(), cell.copy(), workspace
+
+
+def gru_layer_rounded(input_gates, hx, w_hh, b_hh, reverse, low):
+    """``gru_layer`` of an autocast step (see ``lstm_layer_rounded``); the same workspace layout."""
+    xp = namespace_of(input_gates)
+    steps, batch, width = input_gates.shape
+    h = width // 3
+    dt = _F32
+    workspace = xp.empty((steps, batch, 4 * h), dt)
+    output = xp.empty((steps, batch, h), dt)
+    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
+    pre, e = xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt)
+    new_pre, scratch = xp.empty((batch, h), dt), xp.empty((batch, h), dt)
+    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, 2 * h), bool)
+    hidden_low = xp.empty((batch, h), dt)
+    hidden = hx
+    for t in _steps(steps, reverse):
+        xp.copyto(hidden_low, hidden)
+        round_to(hidden_low, low)
+        ig, hg = input_gates[t], _hidden_projection(hidden_low, w_hh, b_hh_column, projection)
+        round_to(projection, low)
+        ws = workspace[t]
+        round_to(xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre), low)
+        _sigmoid_into(pre, ws[:, :2 * h], e, mask)
+        round_to(ws[:, :2 * h], low)
+        r, z, n = ws[:, :h], ws[:, h:2 * h], ws[:, 2 * h:3 * h]
+        hn = hg[:, 2 * h:]
+        round_to(xp.multiply(r, hn, out=new_pre), low)
+        round_to(xp.add(ig[:, 2 * h:], new_pre, out=new_pre), low)
+        round_to(xp.tanh(new_pre, out=n), low)
+        ws[:, 3 * h:] = hn
+        xp.subtract(hidden, n, out=scratch)
+        xp.multiply(z, scratch, out=scratch)
+        hidden = xp.add(n, scratch, out=output[t])
+    return output, hidden.copy(), workspace

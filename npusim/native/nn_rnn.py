@@ -9,7 +9,7 @@ quarter / a third of it).
 """
 from __future__ import annotations
 
-from ..core.c10.dtype import SCALAR_TYPE_NAME
+from ..core.c10.dtype import SCALAR_TYPE_NAME, float32
 from ..core.dispatch.ops_namespace import aten
 from ..kernels import nn_rnn as K
 from . import common as C
@@ -184,10 +184,17 @@ def _check_layer(fn, input, weights, hx, mode, hidden_size, num_layers, batch_si
             any(list(w.shape) != [gates] for w in used[2:]) or list(hx.shape) != [input.shape[1], hidden_size]:
         raise RuntimeError(f"{fn}: the weights or the state do not match the input and hidden_size {hidden_size}")
     C.require_float(input._a, fn)
-    for t in (*used, hx):
+    states = () if _autocast_step(input, hx) else (hx,)
+    for t in (*used, *states):
         if t.dtype is not input.dtype:
             raise RuntimeError(f"expected scalar type {SCALAR_TYPE_NAME[input.dtype]} but found "
                                f"{SCALAR_TYPE_NAME[t.dtype]}")
+
+
+def _autocast_step(input, hx):
+    """Whether the layer runs an autocast step: 16-bit input and weights, float32 states (npusim's extension of the
+    op, made by nn.LSTM / nn.GRU under autocast; see kernels/nn_rnn.py)."""
+    return input.dtype.itemsize == 2 and hx.dtype is float32
 
 
 def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, reverse, batch_sizes, mode, hidden_size,
@@ -198,11 +205,22 @@ def mkldnn_rnn_layer(input, weight0, weight1, weight2, weight3, hx_, cx_, revers
                  has_biases)
     dev = C.same_device(input, weight0, weight1, hx_, *((weight2, weight3) if has_biases else ()))
     b_ih, b_hh = (weight2._a, weight3._a) if has_biases else (None, None)
-    gates = K.input_projection(_layer_input(input, batch_first), weight0._a, b_ih)
-    if mode == LSTM_MODE:
-        output, hy, cy, workspace = K.lstm_layer(gates, hx_._a, cx_._a, weight1._a, b_hh, reverse)
+    x = _layer_input(input, batch_first)
+    if _autocast_step(input, hx_):
+        low = x.dtype
+        gates = K.rounded_input_projection(x, weight0._a, b_ih, low)
+        w_hh, b_hh = K.to_float32(weight1._a), None if b_hh is None else K.to_float32(b_hh)
+        if mode == LSTM_MODE:
+            output, hy, cy, workspace = K.lstm_layer_rounded(gates, hx_._a, cx_._a, w_hh, b_hh, reverse, low)
+        else:
+            output, hy, workspace = K.gru_layer_rounded(gates, hx_._a, w_hh, b_hh, reverse, low)
     else:
-        output, hy, workspace = K.gru_layer(gates, hx_._a, weight1._a, b_hh, reverse)
+        gates = K.input_projection(x, weight0._a, b_ih)
+        if mode == LSTM_MODE:
+            output, hy, cy, workspace = K.lstm_layer(gates, hx_._a, cx_._a, weight1._a, b_hh, reverse)
+        else:
+            output, hy, workspace = K.gru_layer(gates, hx_._a, weight1._a, b_hh, reverse)
+    if mode != LSTM_MODE:
         cy = output.reshape(-1)[:0].copy()   # no cell state
     output = output.swapaxes(0, 1) if batch_first else output
     return C.make(output, dev), C.make(hy, dev), C.make(cy, dev), C.make(workspace, dev)
@@ -218,6 +236,11 @@ def mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx
     outputs = _layer_input(output, batch_first)
     grad_out = None if grad_output is None else _layer_input(grad_output, batch_first)
     w_ih, w_hh = weight1._a, weight2._a
+    hx, states = hx_._a, outputs        # the hidden states the weights' gradients multiply
+    low = x.dtype if _autocast_step(input, hx_) else None
+    if low is not None:                 # an autocast step: the float32 backward, 16-bit inputs' gradients rounded
+        x, w_ih, w_hh = K.to_float32(x), K.to_float32(w_ih), K.to_float32(w_hh)
+        hx, states = K.rounded_copy(hx, low), K.rounded_copy(outputs, low)
     if mode == LSTM_MODE:
         grad_gates, grad_hx, grad_cx = K.lstm_layer_backward(grad_out, _arr(grad_hy), _arr(grad_cy), hx_._a,
                                                              cx_tmp._a, w_hh, workspace._a, reverse)
@@ -226,8 +249,10 @@ def mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx
         grad_input_gates, grad_hidden_gates, grad_hx = K.gru_layer_backward(grad_out, _arr(grad_hy), hx_._a, outputs,
                                                                             w_hh, workspace._a, reverse)
         grad_cx = None
-    grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh = K.layer_parameter_grads(
-        x, w_ih, grad_input_gates, grad_hidden_gates, hx_._a, outputs, has_biases, reverse)
+    grads = K.layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, states, has_biases, reverse)
+    if low is not None:
+        grads = tuple(None if g is None else g.astype(low) for g in grads)
+    grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh = grads
     if batch_first:
         grad_x = grad_x.swapaxes(0, 1)
     return tuple(None if a is None else C.make(a, dev)

@@ -6,8 +6,9 @@ differentiated again. The workspace output carries no gradient.
 """
 from __future__ import annotations
 
+from ..c10.dtype import float32
 from ..dispatch.ops_namespace import aten
-from . import grad_mode
+from . import api, grad_mode
 from .derivatives import derivative
 
 _CELL_INPUTS = ("input_gates", "hidden_gates", "cx", "input_bias", "hidden_bias")
@@ -81,6 +82,8 @@ def mkldnn_rnn_layer_backward(ctx, grad_output=None, grad_hy=None, grad_cy=None,
 
 
 def _differentiable_layer_backward(ctx, grad_output, grad_hy, grad_cy):
+    if ctx.input.dtype.itemsize == 2 and ctx.hx_.dtype is float32:
+        return _replayed_autocast_backward(ctx, grad_output, grad_hy, grad_cy)
     lstm = ctx.mode == _LSTM_MODE
     w_ih, w_hh = ctx.weight0, ctx.weight1
     b_ih, b_hh = (ctx.weight2, ctx.weight3) if ctx.has_biases else (None, None)
@@ -142,3 +145,53 @@ def _sum_into(total, term):
 
 
 _add = aten.add.Tensor
+
+
+# An autocast step's layer (16-bit input and weights, float32 states): under ``create_graph=True`` its steps are
+# replayed as the single ops they are made of (16-bit projections and gates, float32 states) and differentiated by
+# the engine, as the step-by-step graph was.
+
+def _replayed_autocast_backward(ctx, grad_output, grad_hy, grad_cy):
+    lstm = ctx.mode == _LSTM_MODE
+    low = ctx.input.dtype
+    w_ih, w_hh = ctx.weight0, ctx.weight1
+    b_ih, b_hh = (ctx.weight2, ctx.weight3) if ctx.has_biases else (None, None)
+    x = aten.transpose.int(ctx.input, 0, 1) if ctx.batch_first else ctx.input
+    steps = x.shape[0]
+    input_gates = aten.linear.default(aten.reshape.default(x, [steps * x.shape[1], x.shape[2]]), w_ih, b_ih)
+    input_gates = aten.unbind.int(aten.view.default(input_gates, [steps, x.shape[1], input_gates.shape[1]]), 0)
+    hidden, cell = ctx.hx_, ctx.cx_
+    outputs = [None] * steps
+    for t in (range(steps - 1, -1, -1) if ctx.reverse else range(steps)):
+        hidden_gates = aten.linear.default(aten._to_copy.default(hidden, dtype=low), w_hh, b_hh)
+        if lstm:
+            i, f, g, o = aten.chunk.default(_add(input_gates[t], hidden_gates), 4, 1)
+            cell = _add(_mul(aten.sigmoid.default(f), cell), _mul(aten.sigmoid.default(i), aten.tanh.default(g)))
+            hidden = _mul(aten.sigmoid.default(o), aten.tanh.default(cell))
+        else:
+            ir, iz, i_n = aten.chunk.default(input_gates[t], 3, 1)
+            hr, hz, hn = aten.chunk.default(hidden_gates, 3, 1)
+            r, z = aten.sigmoid.default(_add(ir, hr)), aten.sigmoid.default(_add(iz, hz))
+            n = aten.tanh.default(_add(i_n, _mul(r, hn)))
+            hidden = _add(n, _mul(z, _sub(hidden, n)))
+        outputs[t] = hidden
+    output = aten.stack.default(outputs)
+    if ctx.batch_first:
+        output = aten.transpose.int(output, 0, 1)
+    results, grads = [], []
+    for result, g in ((output, grad_output), (hidden, grad_hy), (cell if lstm else None, grad_cy)):
+        if result is not None and g is not None:
+            results.append(result)
+            grads.append(g)
+    positions = [0, 1, 2] + ([3, 4] if ctx.has_biases else []) + [5] + ([6] if lstm else [])
+    inputs = (ctx.input, w_ih, w_hh, b_ih, b_hh, ctx.hx_, ctx.cx_)
+    wanted = [k for k in positions if ctx.needs_input_grad[k] and inputs[k].requires_grad]
+    found = api.grad(results, [inputs[k] for k in wanted], grads, create_graph=True, allow_unused=True) \
+        if wanted else ()
+    out = [None] * 7
+    for k, g in zip(wanted, found):
+        out[k] = g
+    return tuple(out)
+
+
+_mul, _sub = aten.mul.Tensor, aten.sub.Tensor

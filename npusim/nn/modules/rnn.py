@@ -16,9 +16,9 @@ import math
 import numbers
 import warnings
 
-from ...core.autocast.state import is_any_autocast_enabled
+from ...core.autocast.state import cached_cast, get_autocast_dtype, is_any_autocast_enabled, is_autocast_enabled
 from ...core.c10.dispatch_keys import DispatchKey
-from ...core.c10.dtype import SCALAR_TYPE_NAME, float32, float64
+from ...core.c10.dtype import SCALAR_TYPE_NAME, float16, float32, float64
 from ...core.dispatch.ops_namespace import aten
 from ...api.operators import cat, stack
 from ...api.factories import empty, zeros
@@ -75,6 +75,23 @@ def _layer_applies(*tensors):
     casts the per-step projections apply), and no vmap (whose batching rules are the cells')."""
     present = [t for t in tensors if t is not None]
     return not is_any_autocast_enabled() and _fusable(*present) and not any(t._ks & _BATCHED for t in present)
+
+
+def _autocast_layer_arguments(input, weights, states):
+    """Under autocast on the input's device, the input and weights cast as the step's F.linear casts them (the
+    cached casts of the weights), when the whole-layer op computes that step: an npu layer (the cpu's autocast
+    would cast the op's states too) under float16 autocast with float32 input, weights and states. None
+    otherwise."""
+    device_type = input._device._type      # as core stores it (the npu's is PrivateUse1's)
+    if device_type == "cpu" or not is_autocast_enabled(input.device.type):
+        return None
+    present = [t for t in (input, *weights, *states) if t is not None]
+    if any(t.dtype is not float32 or t._ks & _BATCHED for t in present):
+        return None
+    low = get_autocast_dtype(device_type)
+    if low is not float16:      # bfloat16 steps keep the single ops
+        return None
+    return [None if t is None else cached_cast(low, t, device_type, low) for t in (input, *weights)]
 
 
 def _lstm_step(input_gates, hidden, cell, w_hh, b_hh, w_hr=None, b_hh_column=None):
@@ -297,7 +314,14 @@ class RNNBase(Module):
 
     def _run_direction(self, input, hidden, cell, weights, reverse):
         w_ih, w_hh, b_ih, b_hh, w_hr = self._direction_weights(weights, self.bias, self.proj_size)
-        if self.mode in _LAYER_MODES and w_hr is None and _layer_applies(input, w_ih, w_hh, b_ih, b_hh, hidden, cell):
+        layer = self.mode in _LAYER_MODES and w_hr is None
+        if layer and is_any_autocast_enabled():
+            cast = _autocast_layer_arguments(input, (w_ih, w_hh, b_ih, b_hh), (hidden, cell))
+            if cast is not None:
+                # the autocast steps as one op: 16-bit input and weights, float32 states, the steps' roundings
+                input, w_ih, w_hh, b_ih, b_hh = cast
+                layer = "autocast"
+        if layer == "autocast" or layer and _layer_applies(input, w_ih, w_hh, b_ih, b_hh, hidden, cell):
             # the whole recurrence as one op and one autograd node; the same numbers as the steps below
             output, hidden, cell, _ = _layer(input, w_ih, w_hh, w_ih if b_ih is None else b_ih,
                                              w_hh if b_hh is None else b_hh, hidden,
