@@ -118,6 +118,7 @@ OPS = [
     *_ops("softmax log_softmax", capacity=B.SELF_ELEMENTS, autocast=A.FP32_SET_OPT_DTYPE,
           autocast_overloads=("int",)),
     NpuOp("_safe_softmax", capacity=B.SELF_ELEMENTS),   # attention's; on no autocast list of torch's
+    NpuOp("_softmax_backward_data", capacity=B.SELF_ELEMENTS),   # the gradient's shape
 
     # results that grow with an argument
     *_ops("repeat tile", capacity=B.REPEAT),

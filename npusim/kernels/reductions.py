@@ -217,14 +217,17 @@ def cumprod(a, axis, dtype):
     return _finish(a.cumprod(axis=axis, dtype=dtype), dtype)
 
 
-def softmax(a, axis, dtype, *, log=False, safe=False):
+def softmax(a, axis, dtype, *, log=False, safe=False, overwrite=False):
     """Softmax (or log-softmax) of ``a`` cast to float ``dtype``, shifted by the max for stability.
 
     ``safe``: rows whose every entry is -inf give zeros rather than NaN (torch's ``_safe_softmax``).
+    ``overwrite``: ``a`` is the caller's scratch array (attention's scores), computed into when it has ``dtype``:
+    the same values without a second array of its size.
     """
     xp = namespace_of(a)
     if a.dtype != dtype:
         a = a.astype(dtype)
+        overwrite = True
     if a.size == 0:
         return a.copy()
     if a.ndim == 0:
@@ -243,12 +246,13 @@ def softmax(a, axis, dtype, *, log=False, safe=False):
             dead = None
     if dead is not None:
         with np.errstate(invalid="ignore"):    # the dead rows' -inf - -inf, zeroed below
-            r = softmax(a, axis, a.dtype)
+            r = softmax(a, axis, a.dtype, overwrite=overwrite)
         xp.copyto(r, 0, where=dead)
         if scalar:
             r = r.reshape(())
         return _finish(r, dtype)
-    shifted = as_array(a - top)  # the one full-size temporary, reused
+    # the one full-size temporary, reused (``a`` itself when it is scratch of the result's dtype)
+    shifted = xp.subtract(a, top, out=a) if overwrite and a.dtype == dtype else as_array(a - top)
     if log:
         r = xp.subtract(shifted, xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True)), out=shifted)
     else:
@@ -257,3 +261,14 @@ def softmax(a, axis, dtype, *, log=False, safe=False):
     if scalar:
         r = r.reshape(())
     return _finish(r, dtype)
+
+
+def softmax_backward(grad, out, axis, dtype):
+    """torch's ``_softmax_backward_data``: the gradient of softmax's input from ``grad`` and the softmax ``out``,
+    as npusim's softmax formula computes it (``grad * out - out * sum(grad * out)``, each step rounded as the
+    separate ops round it), with one temporary besides the result; cast to ``dtype`` (the input's)."""
+    xp = namespace_of(out)
+    gr = as_array(xp.multiply(grad, out))
+    rows = sum_(gr, (axis,), True, gr.dtype)
+    xp.subtract(gr, xp.multiply(out, rows), out=gr)
+    return _finish(gr, dtype)

@@ -1,4 +1,10 @@
-"""scaled_dot_product_attention as a composition of dispatched ops, with torch's math-backend semantics."""
+"""scaled_dot_product_attention with torch's math-backend semantics.
+
+Causal attention (no other mask, no dropout, heads not shared) is torch's math op
+``_scaled_dot_product_attention_math``: one kernel returning the output and the weights, with the composition's
+values, whose gradient is a short composition of dispatched ops (autograd/formulas_nn_attention.py). Any other
+call is the composition of dispatched ops.
+"""
 from __future__ import annotations
 
 import math
@@ -6,6 +12,7 @@ import math
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
 from ..core.tensor import _wrap_dim
+from ..kernels import nn_attention as KA
 from ..kernels import reductions as R
 from . import common as C
 
@@ -51,6 +58,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             value = _repeat_heads(value, hq // hv)
     length, source = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if _one_kernel(query, key, value, attn_mask, dropout_p, is_causal):
+        return aten._scaled_dot_product_attention_math.default(query, key, value, attn_mask, 0.0, is_causal,
+                                                                scale=scale)[0]
     # torch scales both operands by sqrt(scale) for range, then adds the mask
     root = math.sqrt(scale)
     scores = aten.matmul.default(aten.mul.Scalar(query, root), aten.transpose.int(aten.mul.Scalar(key, root), -2, -1))
@@ -68,6 +78,40 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return aten.matmul.default(weights, value)
 
 
+def _one_kernel(query, key, value, attn_mask, dropout_p, is_causal) -> bool:
+    """Whether the math op computes this call: causal (the mask it sets is the composition's), float32 / float64,
+    no dropout, q, k and v with one batch shape."""
+    dt = query.dtype
+    if not is_causal or attn_mask is not None or dropout_p > 0 or (dt is not D.float32 and dt is not D.float64):
+        return False
+    batch = query.shape[:-2]
+    return query.dim() >= 2 and key.dim() == value.dim() == query.dim() and key.shape[:-2] == batch and \
+        value.shape[:-2] == batch
+
+
+def scaled_dot_product_attention_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                      dropout_mask=None, *, scale=None, enable_gqa=False):
+    """torch's math attention op: (softmax(q k^T * scale + attn_mask) v, the softmax), in one kernel, the softmax
+    a safe one. As torch's op it adds ``attn_mask``, a bool one as 0 / 1 (scaled_dot_product_attention turns a bool
+    mask into -inf first); ``is_causal`` sets the scores above the diagonal to -inf, as npusim's composition does
+    (torch's op adds -inf, which differs only for an infinite or NaN score there). npusim's op computes no
+    dropout (scaled_dot_product_attention applies it with the composition) and shares no heads."""
+    _check_attention(query, key, value, attn_mask, is_causal)
+    dev = C.same_device(query, key, value, attn_mask)
+    if dropout_p > 0 or dropout_mask is not None:
+        raise NotImplementedError("npusim's _scaled_dot_product_attention_math computes no dropout: "
+                                  "scaled_dot_product_attention applies it")
+    if query.dim() >= 3 and (key.shape[-3] != query.shape[-3] or value.shape[-3] != query.shape[-3]):
+        raise NotImplementedError("npusim's _scaled_dot_product_attention_math shares no heads: "
+                                  "scaled_dot_product_attention(enable_gqa=True) repeats them")
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    q = query._a
+    masked_out = KA.above_diagonal(q, query.shape[-2], key.shape[-2]) if is_causal else None
+    bias = None if attn_mask is None else attn_mask._a
+    out, weights = KA.attention_math(q, key._a, value._a, masked_out, bias, scale)
+    return C.make(out, dev), C.make(weights, dev)
+
+
 def _safe_softmax(self, dim, dtype=None):
     """softmax over ``dim``, with zeros (not NaN) in the rows whose every entry is -inf: one pass over the scores
     where masking them out took four ops (torch's op of this name, which its math attention uses)."""
@@ -81,7 +125,8 @@ def _safe_softmax(self, dim, dtype=None):
     return C.make(R.softmax(a, d, dt.np, safe=True), self._device)
 
 
-KERNELS = {"_safe_softmax": _safe_softmax}
+KERNELS = {"_safe_softmax": _safe_softmax,
+           "_scaled_dot_product_attention_math": scaled_dot_product_attention_math}
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.
 COMPOSITE_IMPLICIT = {"scaled_dot_product_attention": scaled_dot_product_attention}

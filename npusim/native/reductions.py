@@ -632,6 +632,18 @@ def log_softmax_internal(self, dim, half_to_float):
     return _softmax(self, dim, _half_to_float_dtype(self, half_to_float), True)
 
 
+def softmax_backward_data(grad_output, output, dim, input_dtype):
+    """torch's ``_softmax_backward_data``: softmax's input gradient from its output, in one kernel (npusim's
+    softmax formula's values), in ``input_dtype``."""
+    dev = C.same_device(grad_output, output)
+    if list(grad_output.shape) != list(output.shape):
+        raise RuntimeError(f"_softmax_backward_data: grad_output of shape {list(grad_output.shape)} does not "
+                           f"match the output's {list(output.shape)}")
+    a = output._a
+    return C.make(R.softmax_backward(grad_output._a, a, _wrap_dim(dim, a.ndim) if a.ndim else 0, input_dtype.np),
+                  dev)
+
+
 def _refuse_non_tensor(name, self):
     """torch's error for a Python number as ``self`` (the dispatcher lets numbers through a Tensor slot)."""
     if not isinstance(self, Tensor):
@@ -675,6 +687,7 @@ _TABLE = {
     "cumprod": cumprod, "cumprod.out": cumprod_out, "cumprod_": cumprod_,
     "softmax.int": softmax, "_softmax": softmax_internal,
     "log_softmax.int": log_softmax, "_log_softmax": log_softmax_internal,
+    "_softmax_backward_data": softmax_backward_data,
 }
 KERNELS = {overload: fn if fn in _CHECK_THEIR_SELF else _tensor_self(overload.split(".")[0], fn)
            for overload, fn in _TABLE.items()}

@@ -10,7 +10,8 @@ TAGGED = {
     (): (
         "_adaptive_avg_pool3d_backward", "_conj", "_fft_c2c", "_histogramdd_bin_edges",
         "_histogramdd_from_bin_cts", "_histogramdd_from_bin_tensors", "_linalg_eigh", "_linalg_eigvals",
-        "_linalg_svd", "_pad_circular", "_safe_softmax", "_thnn_differentiable_gru_cell_backward",
+        "_linalg_svd", "_pad_circular", "_safe_softmax", "_softmax_backward_data",
+        "_thnn_differentiable_gru_cell_backward",
         "_thnn_differentiable_lstm_cell_backward", "_thnn_fused_gru_cell", "_thnn_fused_gru_cell_backward",
         "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward", "_thnn_fused_lstm_cell_backward_impl",
         "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
@@ -175,7 +176,8 @@ TAGGED = {
         "_scaled_grouped_mm_v2",
     ),
     ('nondeterministic_seeded',): (
-        "_sample_dirichlet", "_standard_gamma", "bernoulli", "bernoulli.p", "binomial", "multinomial",
+        "_sample_dirichlet", "_scaled_dot_product_attention_math", "_standard_gamma", "bernoulli", "bernoulli.p",
+        "binomial", "multinomial",
         "normal.Tensor_Tensor", "normal.Tensor_float", "normal.float_Tensor", "normal.float_float", "poisson",
         "rand.generator", "rand_like", "rand_like.generator", "randint", "randint.generator", "randint.low",
         "randint.low_generator", "randint_like", "randint_like.generator", "randint_like.low_dtype",
