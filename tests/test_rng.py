@@ -257,9 +257,12 @@ def test_large_draws_split_in_chunks_over_threads_give_the_sequential_bits(monke
         "integers": lambda: KR.integers(np, 5, 7, (n,), -3, 1000, np.int32),
         "bernoulli": lambda: KR.bernoulli(np, 5, 7, 0.3, (n,), np.bool_),
         "exponential": lambda: KR.exponential(np, 5, 7, (n,), np.float64, 0.5),
+        "geometric": lambda: KR.geometric(np, 5, 7, (n,), np.int64, 0.25),
+        "permutation": lambda: KR.permutation(np, 5, 7, n, np.int64),
     }.items()}
     parallel = {k: f() for k, f in draws.items()}    # pieces per thread, cut into 256K-value chunks
     monkeypatch.setattr(KR, "_CHUNK", 1 << 40)
+    monkeypatch.setattr(KR, "_PIECE", 1 << 40)       # and each chunk drawn in one call, not in cache-sized pieces
     monkeypatch.setattr(KR.parallel, "for_ranges", lambda n, align, work: work(0, n))
     for k, f in draws.items():
         seq = f()

@@ -97,13 +97,25 @@ def _chunked(n: int, per_block: int, work) -> None:
     parallel.for_ranges(n, per_block, piece)
 
 
+# Within a chunk, a thread draws and transforms in pieces of this many words, reading the generator on from
+# piece to piece: the temporaries stay in the core's cache and below the allocator's mmap threshold (a fresh
+# 2 MB temporary per chunk costs a page fault every 4 kB)
+_PIECE = 1 << 15
+
+
+def _pieces(s: int, e: int):
+    return [(p, min(p + _PIECE, e)) for p in range(s, e, _PIECE)]
+
+
 def raw_uint64(xp, key: int, counter: int, n: int):
     """``n`` raw 64-bit words of the stream starting at ``counter`` (uint64 array)."""
     if xp is np:
         out = np.empty(n, dtype=np.uint64)
 
         def work(s, e, b):
-            out[s:e] = _host_generator(key, counter + b).bit_generator.random_raw(e - s)
+            bits = _host_generator(key, counter + b).bit_generator
+            for p, q in _pieces(s, e):
+                out[p:q] = bits.random_raw(q - p)
         _chunked(n, _WORDS_PER_BLOCK, work)
         return out
     from .random_cuda import philox_raw
@@ -300,11 +312,34 @@ def integers(xp, key, counter, shape, low, high, dtype):
     if xp is not np:
         return integers_from_raw(raw_uint64(xp, key, counter, n), low, span).astype(dtype).reshape(shape), _blocks(n)
     out = np.empty(n, dtype=dtype)
+    direct = dtype == np.int64
 
     def work(s, e, b):
-        out[s:e] = integers_from_raw(_host_generator(key, counter + b).bit_generator.random_raw(e - s), low, span)
+        bits = _host_generator(key, counter + b).bit_generator
+        quotient = np.empty(min(_PIECE, e - s), dtype=np.uint64)
+        for p, q in _pieces(s, e):
+            raw = bits.random_raw(q - p)
+            _integers_in_place(raw, low, span, quotient[:q - p], out[p:q].view(np.uint64) if direct else raw)
+            if not direct:
+                out[p:q] = raw.view(np.int64)
     _chunked(n, _WORDS_PER_BLOCK, work)
     return out.reshape(shape), _blocks(n)
+
+
+def _integers_in_place(raw, low: int, span: int, quotient, target) -> None:
+    """``integers_from_raw`` into ``target`` (uint64, may be ``raw``), without temporaries: ``word % span`` as
+    ``word - (word // span) * span`` (NumPy divides by a scalar with SIMD, its ``%`` by a loop of divisions)."""
+    if span >= 1 << 64:
+        if target is not raw:
+            np.copyto(target, raw)
+    elif span & (span - 1) == 0:
+        np.bitwise_and(raw, _U64(span - 1), out=target)
+    else:
+        np.floor_divide(raw, _U64(span), out=quotient)
+        quotient *= _U64(span)
+        np.subtract(raw, quotient, out=target)
+    if low:
+        target += _U64(low & _MASK64)
 
 
 def bernoulli(xp, key, counter, p, shape, dtype):
@@ -318,9 +353,13 @@ def bernoulli(xp, key, counter, p, shape, dtype):
     if isinstance(p, np.ndarray) and p.ndim:
         p = np.broadcast_to(p, shape).reshape(-1)
 
+    per_value = isinstance(p, np.ndarray) and p.ndim
+
     def work(s, e, b):
-        u = _host_generator(key, counter + b).random(e - s)
-        out[s:e] = u < (p[s:e] if isinstance(p, np.ndarray) and p.ndim else p)
+        g = _host_generator(key, counter + b)
+        u = np.empty(min(_PIECE, e - s))
+        for a, z in _pieces(s, e):
+            out[a:z] = g.random(z - a, out=u[:z - a]) < (p[a:z] if per_value else p)
     _chunked(n, _WORDS_PER_BLOCK, work)
     return out.reshape(shape), _blocks(n)
 
@@ -335,7 +374,10 @@ def exponential(xp, key, counter, shape, dtype, lambd=1.0):
     out = np.empty(n, dtype=dtype)
 
     def work(s, e, b):
-        out[s:e] = exponential_from_unit(np, _host_generator(key, counter + b).random(e - s), lambd)
+        g = _host_generator(key, counter + b)
+        u = np.empty(min(_PIECE, e - s))
+        for a, z in _pieces(s, e):
+            out[a:z] = exponential_from_unit(np, g.random(z - a, out=u[:z - a]), lambd)
     _chunked(n, _WORDS_PER_BLOCK, work)
     return out.reshape(shape), _blocks(n)
 
@@ -377,7 +419,10 @@ def _from_unit(xp, key, counter, shape, dtype, transform):
     out = np.empty(n, dtype=dtype)
 
     def work(s, e, b):
-        out[s:e] = _cast(np, transform(np, _host_generator(key, counter + b).random(e - s)), dtype)
+        g = _host_generator(key, counter + b)
+        u = np.empty(min(_PIECE, e - s))
+        for a, z in _pieces(s, e):
+            out[a:z] = _cast(np, transform(np, g.random(z - a, out=u[:z - a])), dtype)
     _chunked(n, _WORDS_PER_BLOCK, work)
     return out.reshape(shape), _blocks(n)
 
