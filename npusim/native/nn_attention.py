@@ -11,7 +11,7 @@ import math
 
 from ..core.c10 import dtype as D
 from ..core.dispatch.ops_namespace import aten
-from ..core.tensor import _wrap_dim
+from ..core.tensor import Tensor, _wrap_dim
 from ..kernels import nn_attention as KA
 from ..kernels import reductions as R
 from . import common as C
@@ -80,7 +80,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _one_kernel(query, key, value, attn_mask, dropout_p, is_causal) -> bool:
     """Whether the math op computes this call: causal (the mask it sets is the composition's), float32 / float64,
-    no dropout, q, k and v with one batch shape."""
+    no dropout, q, k and v with one batch shape, plain tensors (vmap's batched ones run the composition, whose
+    ops have batching rules)."""
+    if query.__class__ is not Tensor or key.__class__ is not Tensor or value.__class__ is not Tensor:
+        return False
     dt = query.dtype
     if not is_causal or attn_mask is not None or dropout_p > 0 or (dt is not D.float32 and dt is not D.float64):
         return False

@@ -13,6 +13,7 @@ import math
 
 from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
+from ..tensor import Tensor
 from . import grad_mode
 from .derivatives import derivative
 from .formulas_elementwise import sum_to
@@ -31,8 +32,10 @@ def _row_sums(t, dim):
 
 
 def _softmax_input_grad(g, out, dim, input_dtype):
-    """softmax's gradient: the fused op, or (under create_graph, or for 16-bit outputs) softmax's formula."""
-    if grad_mode.tls.enabled or out.dtype not in _FUSED_DTYPES or g.dtype is not out.dtype:
+    """softmax's gradient: the fused op, or (under create_graph, for 16-bit outputs, for vmap's batched tensors)
+    softmax's formula."""
+    if grad_mode.tls.enabled or out.dtype not in _FUSED_DTYPES or g.dtype is not out.dtype or \
+            g.__class__ is not Tensor or out.__class__ is not Tensor:
         gr = _mul(g, out)
         r = _sub(gr, _mul(out, _row_sums(gr, dim)))
         return r if r.dtype is input_dtype else aten._to_copy.default(r, dtype=input_dtype)
