@@ -385,7 +385,23 @@ def exponential(xp, key, counter, shape, dtype, lambd=1.0):
 def permutation(xp, key, counter, n, dtype):
     """A random permutation of range(n)."""
     raw = raw_uint64(xp, key, counter, n)
-    return permutation_from_raw(xp, raw, n).astype(dtype, copy=False), _blocks(n)
+    if xp is not np:
+        return permutation_from_raw(xp, raw, n).astype(dtype, copy=False), _blocks(n)
+    # permutation_from_raw in place, the sort split over the intra-op threads: each sorts its piece of the
+    # keys, then a stable sort (a merge of the sorted runs) orders the whole; the keys are distinct, so the
+    # result is the one sort's
+    mask = _U64((1 << max(1, (n - 1).bit_length())) - 1)
+    raw &= ~mask
+    raw |= np.arange(n, dtype=np.uint64)
+    runs = []
+
+    def work(s, e):
+        raw[s:e].sort()
+        runs.append(s)
+    parallel.for_ranges(n, 1, work)
+    keys = np.sort(raw, kind="stable") if len(runs) > 1 else raw
+    keys &= mask
+    return keys.astype(dtype, copy=False), _blocks(n)
 
 
 # --- distributions from one float64 uniform per value ---------------------------------------------------
