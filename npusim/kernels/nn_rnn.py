@@ -414,31 +414,47 @@ def gru_layer_backward(grad_output, grad_hy, hx, output, w_hh, workspace, revers
 # reaches a 16-bit input: no per-op rounding of the gradients).
 
 _F16 = np.dtype(np.float16)
-_EXPONENT_BITS = np.int32(0x7F800000)
-_HALF_SMALLEST_NORMAL, _HALF_MAGIC, _HALF_LIMIT = np.float32(2.0 ** -14), np.float32(1.5 * 2.0 ** 13), \
-    np.float32(1.5 * 2.0 ** 28)
+# float32 bit patterns (as int32) of float16's rounding below: the exponent field, the sign, float16's smallest
+# normal magnitude 2**-14, 2**15 (from there float16 overflows), and what turns 2**e into 1.5 * 2**(e + 13)
+_EXPONENT_BITS, _SIGN_BIT = np.int32(0x7F800000), np.int32(-2 ** 31)
+_HALF_SMALLEST_NORMAL, _HALF_LIMIT, _HALF_MAGIC = np.int32(113 << 23), np.int32(142 << 23), np.int32((13 << 23) | (1 << 22))
+
+
+class _Rounding:
+    """Rounds float32 arrays (or views) to the 16-bit dtype ``low`` in place: ``rounding(a)``. float16 on NumPy
+    without converting (NumPy converts one element at a time): adding, then subtracting, c = 1.5 * 2**(e + 13), e the
+    exponent of |x| (at least float16's smallest normal exponent, -14), rounds x to a multiple of 2**(e - 10),
+    float16's spacing there, to nearest even (c's binade has that spacing and c is an even multiple of it); x's sign
+    bit put back keeps a zero's (a nonzero result has it already). Magnitudes from 2**15 (overflow to infinity), infinities and NaNs take NumPy's cast, as
+    do bfloat16 and CuPy arrays. The bits of the cast (checked over float32 patterns). Keeps its scratch arrays per
+    shape, for a layer's many steps."""
+
+    def __init__(self, xp, low):
+        self.low = low
+        self.fast = xp is np and low == _F16
+        self.scratch = {}
+
+    def __call__(self, a):
+        if not self.fast or a.__class__ is not np.ndarray:
+            a[...] = a.astype(self.low)
+            return a
+        pair = self.scratch.get(a.shape)
+        if pair is None:
+            pair = self.scratch[a.shape] = (np.empty(a.shape, _F32), np.empty(a.shape, _F32))
+        c, t = pair
+        bits, c_bits = a.view(np.int32), c.view(np.int32)
+        np.maximum(np.bitwise_and(bits, _EXPONENT_BITS, out=c_bits), _HALF_SMALLEST_NORMAL, out=c_bits)
+        if c_bits.max() >= _HALF_LIMIT:
+            a[...] = a.astype(self.low)
+            return a
+        np.add(c_bits, _HALF_MAGIC, out=c_bits)      # integer operations: NumPy's float maximum is slower
+        np.subtract(np.add(a, c, out=t), c, out=t)
+        return np.bitwise_or(t.view(np.int32), np.bitwise_and(bits, _SIGN_BIT, out=c_bits), out=bits).view(_F32)
 
 
 def round_to(a, low):
     """``a``'s values rounded to the 16-bit dtype ``low``, in place (a float32 array or view)."""
-    if low != _F16 or a.__class__ is not np.ndarray:
-        a[...] = a.astype(low)
-        return a
-    # float16's rounding without converting (NumPy converts one element at a time): adding, then subtracting,
-    # c = 1.5 * 2**(e + 13), e the exponent of |x| (at least float16's smallest normal exponent, -14), rounds x to
-    # a multiple of 2**(e - 10), float16's spacing there, to nearest even (c's binade has that spacing and c is an
-    # even multiple of it); the sign put back keeps a zero's. Magnitudes from 2**15 (overflow to infinity),
-    # infinities and NaNs take NumPy's cast. The bits of float16's cast (checked over float32 patterns).
-    c = _scratch_array(np, "round.c", a.shape, _F32)
-    np.bitwise_and(a.view(np.int32), _EXPONENT_BITS, out=c.view(np.int32))
-    np.maximum(c, _HALF_SMALLEST_NORMAL, out=c)
-    np.multiply(c, _HALF_MAGIC, out=c)
-    if not c.max() < _HALF_LIMIT:
-        a[...] = a.astype(low)
-        return a
-    t = _scratch_array(np, "round.t", a.shape, _F32)
-    np.subtract(np.add(a, c, out=t), c, out=t)
-    return np.copysign(t, a, out=a)
+    return _Rounding(namespace_of(a), low)(a)
 
 
 def to_float32(a):
@@ -471,21 +487,22 @@ def lstm_layer_rounded(input_gates, hx, cx, w_hh, b_hh, reverse, low):
     pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
     projection, mask = xp.empty((width, batch), dt), xp.empty((batch, width), bool)
     hidden_low = xp.empty((batch, h), dt)
+    rounded = _Rounding(xp, low)
     hidden, cell = hx, cx
     for t in _steps(steps, reverse):
         xp.copyto(hidden_low, hidden)
-        round_to(hidden_low, low)       # F.linear's cast of the state
+        rounded(hidden_low)             # F.linear's cast of the state
         hidden_gates = _hidden_projection(hidden_low, w_hh, b_hh_column, projection)
-        round_to(projection, low)
-        round_to(xp.add(input_gates[t], hidden_gates, out=pre), low)
+        rounded(projection)
+        rounded(xp.add(input_gates[t], hidden_gates, out=pre))
         gates = gates_all[t]
         _sigmoid_into(pre, gates, e, mask)
         xp.tanh(pre[:, 2 * h:3 * h], out=gates[:, 2 * h:3 * h])
-        round_to(gates, low)
+        rounded(gates)
         i, f, g, o = (gates[:, k * h:(k + 1) * h] for k in range(4))
         cy = cells[t]
         xp.multiply(f, cell, out=cy)
-        xp.add(cy, round_to(xp.multiply(i, g, out=product), low), out=cy)
+        xp.add(cy, rounded(xp.multiply(i, g, out=product)), out=cy)
         xp.tanh(cy, out=tanh_cells[t])
         hidden = xp.multiply(o, tanh_cells[t], out=output[t])
         cell = cy
@@ -501,25 +518,26 @@ def gru_layer_rounded(input_gates, hx, w_hh, b_hh, reverse, low):
     workspace = xp.empty((steps, batch, 4 * h), dt)
     output = xp.empty((steps, batch, h), dt)
     b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
-    pre, e = xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt)
+    pre, e, sigmoids = xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt), xp.empty((batch, 2 * h), dt)
     new_pre, scratch = xp.empty((batch, h), dt), xp.empty((batch, h), dt)
     projection, mask = xp.empty((width, batch), dt), xp.empty((batch, 2 * h), bool)
     hidden_low = xp.empty((batch, h), dt)
+    rounded = _Rounding(xp, low)
     hidden = hx
     for t in _steps(steps, reverse):
         xp.copyto(hidden_low, hidden)
-        round_to(hidden_low, low)
+        rounded(hidden_low)
         ig, hg = input_gates[t], _hidden_projection(hidden_low, w_hh, b_hh_column, projection)
-        round_to(projection, low)
+        rounded(projection)
         ws = workspace[t]
-        round_to(xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre), low)
-        _sigmoid_into(pre, ws[:, :2 * h], e, mask)
-        round_to(ws[:, :2 * h], low)
+        rounded(xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre))
+        rounded(_sigmoid_into(pre, sigmoids, e, mask))
+        ws[:, :2 * h] = sigmoids
         r, z, n = ws[:, :h], ws[:, h:2 * h], ws[:, 2 * h:3 * h]
         hn = hg[:, 2 * h:]
-        round_to(xp.multiply(r, hn, out=new_pre), low)
-        round_to(xp.add(ig[:, 2 * h:], new_pre, out=new_pre), low)
-        round_to(xp.tanh(new_pre, out=n), low)
+        rounded(xp.multiply(r, hn, out=new_pre))
+        rounded(xp.add(ig[:, 2 * h:], new_pre, out=new_pre))
+        ws[:, 2 * h:3 * h] = rounded(xp.tanh(new_pre, out=new_pre))
         ws[:, 3 * h:] = hn
         xp.subtract(hidden, n, out=scratch)
         xp.multiply(z, scratch, out=scratch)
