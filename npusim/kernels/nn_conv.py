@@ -32,6 +32,17 @@ from .array_api import HALF_TYPES, namespace_of
 _F32 = np.dtype(np.float32)
 _CHUNK_BYTES = 4 << 20   # columns gathered at a time: a few MB stays in cache
 _WEIGHT_GRAD_CHUNK_BYTES = 2 << 20   # the weight gradient's matmul runs fastest on smaller pieces
+# A strided gather, or a shifted add over rows read from another array, costs about two plain copies per
+# element: the row splits below count each element twice when asking ``for_ranges`` for threads, so a chunk's
+# passes (about 1M elements at the cache-sized chunks) go to the intra-op threads too, not only its matmul.
+_PASS_WORK = 2
+
+
+def _over_rows(rows, row_elems, fn):
+    """``fn(r0, r1)`` over blocks of ``rows`` rows of ``row_elems`` elements each, split over the intra-op threads
+    when the pass is large (NumPy only: the caller runs CuPy's passes whole)."""
+    unit = max(1, row_elems * _PASS_WORK)
+    P.for_ranges(rows * unit, unit, lambda start, stop: fn(start // unit, stop // unit))
 
 
 def output_sizes(in_sizes, kernel, stride, padding, dilation):
@@ -81,11 +92,9 @@ def _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups):
     c = xpad.shape[1]
     cols = xp.empty(shape, xpad.dtype)
     if xp is np:   # the gather over the intra-op threads, a block of input channels each (a copy: same bits)
-        per_channel = cols.size // c
-
-        def gather(start, stop):
-            np.copyto(cols[start // per_channel:stop // per_channel], win[start // per_channel:stop // per_channel])
-        P.for_ranges(cols.size, per_channel, gather)
+        def gather(c0, c1):
+            np.copyto(cols[c0:c1], win[c0:c1])
+        _over_rows(c, cols.size // c, gather)
     else:
         xp.copyto(cols, win)
     return cols.reshape(groups, c // groups * math.prod(kernel), -1)
@@ -202,11 +211,32 @@ def _backward_input_unit_stride(g, w, in_sizes, padding, dilation, groups):
             grid = grids[m] = xp.zeros((o, m) + padded, dt)
         grid[(slice(None), slice(None)) + valid] = g[n0:n1].swapaxes(0, 1)
         rows = xp.matmul(w_rows, grid.reshape(groups, og, m * plane)).reshape(groups, taps, cg, m * plane)
-        acc = xp.zeros((groups, cg, m * plane), dt)
-        for tap, shift in enumerate(shifts):
-            acc[..., shift:] += rows[:, tap, :, :m * plane - shift]
-        dx[n0:n1] = acc.reshape((c, m) + padded)[(slice(None), slice(None)) + crop].swapaxes(0, 1)
+        acc = xp.empty((groups, cg, m * plane), dt)   # the first tap (shift 0) sets every element
+        target = dx[n0:n1]
+
+        def add_taps(c0, c1):
+            _add_taps(acc, rows, shifts, target, padded, crop, c0, c1)
+        if xp is np:   # input channels over the intra-op threads: each one's taps added in the same order
+            _over_rows(c, taps * m * plane, add_taps)
+        else:
+            add_taps(0, c)
     return dx
+
+
+def _add_taps(acc, rows, shifts, dx, padded, crop, c0, c1):
+    """Input channels c0:c1 (over the groups) of the unit-stride input gradient: every tap's rows added at its
+    shift, tap by tap, then the padded grid cropped into ``dx`` (batch-major)."""
+    xp = namespace_of(acc)
+    groups, cg, length = acc.shape
+    m = dx.shape[0]
+    for gi in range(c0 // cg, (c1 - 1) // cg + 1):
+        a, b = max(c0 - gi * cg, 0), min(c1 - gi * cg, cg)
+        block = acc[gi, a:b]
+        xp.add(rows[gi, 0, a:b], 0.0, out=block)   # 0 + the first tap, as the zeroed sum began (-0.0 -> +0.0)
+        for tap, shift in enumerate(shifts[1:], 1):
+            block[:, shift:] += rows[gi, tap, a:b, :length - shift]
+        grid = block.reshape((b - a, m) + padded)
+        dx[:, gi * cg + a:gi * cg + b] = grid[(slice(None), slice(None)) + crop].swapaxes(0, 1)
 
 
 def backward_weight(g, x, kernel, stride, padding, dilation, groups):

@@ -195,7 +195,12 @@ def max_pool_backward(g, indices, in_sizes):
     if planes * plane == 0:
         return xp.zeros(lead + tuple(in_sizes), g.dtype)
     offsets = (xp.arange(planes, dtype=_I64) * plane).reshape(lead + (1,) * nd)
-    target = (indices + offsets).ravel()
+    if xp is np and indices.dtype == _I64 and indices.shape == g.shape:
+        # flat positions in this thread's kept buffer: a fresh array this large costs its page faults every call
+        target = parallel.scratch("max_pool_backward.target", indices.size, _I64)
+        np.add(indices, offsets, out=target.reshape(indices.shape))
+    else:
+        target = (indices + offsets).ravel()
     if g.dtype in _F32_F64:
         # added in the gradient's dtype, output position by output position: torch's arithmetic (a position
         # that is the maximum of several windows sums them in that order); NumPy's add.at is one fast loop
