@@ -96,3 +96,28 @@ def test_double_backward_replays_the_steps(mode, monkeypatch):
         return [host(p.grad) for p in params] + [host(x.grad)]
     for got, want in zip(second_order(True), second_order(False)):
         np.testing.assert_allclose(got, want, rtol=0, atol=2e-2 * np.abs(want).max())
+
+
+def test_bounded_rounding_keeps_infinities_and_nans():
+    rounding = K._Rounding(np, np.dtype(np.float16))
+    x = np.array([np.inf, -np.inf, np.nan, 0.3, -65504.0, 1.0 - 2.0 ** -12, -0.0], np.float32)
+    got = rounding(x.copy(), bounded=True)
+    want = x.astype(np.float16).astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(want)].view(np.int32), want[~np.isnan(want)].view(np.int32))
+
+
+def test_infinite_and_nan_inputs_propagate_as_the_steps_do(monkeypatch):
+    for value in (np.inf, np.nan, 70000.0):
+        results = []
+        for whole_layer in (True, False):
+            npusim.manual_seed(0)
+            layer = nn.GRU(3, 4).to("npu")
+            x = npusim.randn(5, 2, 3, device="npu")
+            x[2, 1, 0] = value
+            with monkeypatch.context() as m:
+                if not whole_layer:
+                    m.setattr(rnn_module, "_LAYER_MODES", {})
+                with npusim.autocast("npu", dtype=npusim.float16):
+                    results.append(host(layer(x)[0]))
+        np.testing.assert_array_equal(*results)

@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from . import parallel as _parallel
 from . import reductions as _reductions
 from .array_api import HALF_TYPES, namespace_of
 from .elementwise import sigmoid as _sigmoid
@@ -434,7 +435,10 @@ class _Rounding:
         self.fast = xp is np and low == _F16
         self.scratch = {}
 
-    def __call__(self, a):
+    def __call__(self, a, bounded=False):
+        """``bounded``: ``a``'s finite values are at most float16's largest (sigmoids, tanhs, products of those
+        with float16 values), so none can overflow and the range check is skipped (an infinity or NaN still comes
+        out as one)."""
         if not self.fast or a.__class__ is not np.ndarray:
             a[...] = a.astype(self.low)
             return a
@@ -444,7 +448,7 @@ class _Rounding:
         c, t = pair
         bits, c_bits = a.view(np.int32), c.view(np.int32)
         np.maximum(np.bitwise_and(bits, _EXPONENT_BITS, out=c_bits), _HALF_SMALLEST_NORMAL, out=c_bits)
-        if c_bits.max() >= _HALF_LIMIT:
+        if not bounded and c_bits.max() >= _HALF_LIMIT:
             a[...] = a.astype(self.low)
             return a
         np.add(c_bits, _HALF_MAGIC, out=c_bits)      # integer operations: NumPy's float maximum is slower
@@ -457,19 +461,24 @@ def round_to(a, low):
     return _Rounding(namespace_of(a), low)(a)
 
 
+def converted(a, dtype):
+    """``a.astype(dtype)``, 16-bit conversions in the faster loops of kernels/parallel.py (the same values)."""
+    return _parallel.astype(a, dtype)
+
+
 def to_float32(a):
     """A float32 copy of a 16-bit array (a weight's or the input's values, exactly)."""
-    return a.astype(_F32)
+    return converted(a, _F32)
 
 
 def rounded_copy(a, low):
     """A float32 copy of ``a`` with its values rounded to ``low`` (the step's cast of a float32 state)."""
-    return round_to(a.astype(_F32), low)
+    return round_to(a.copy(), low)
 
 
 def rounded_input_projection(x, w_ih, b_ih, low):
     """``input_projection`` over float32 copies of 16-bit operands, rounded to ``low`` (F.linear's 16-bit addmm)."""
-    gates = input_projection(x.astype(_F32), w_ih.astype(_F32), None if b_ih is None else b_ih.astype(_F32))
+    gates = input_projection(to_float32(x), to_float32(w_ih), None if b_ih is None else to_float32(b_ih))
     return round_to(gates, low)
 
 
@@ -498,11 +507,11 @@ def lstm_layer_rounded(input_gates, hx, cx, w_hh, b_hh, reverse, low):
         gates = gates_all[t]
         _sigmoid_into(pre, gates, e, mask)
         xp.tanh(pre[:, 2 * h:3 * h], out=gates[:, 2 * h:3 * h])
-        rounded(gates)
+        rounded(gates, bounded=True)
         i, f, g, o = (gates[:, k * h:(k + 1) * h] for k in range(4))
         cy = cells[t]
         xp.multiply(f, cell, out=cy)
-        xp.add(cy, rounded(xp.multiply(i, g, out=product)), out=cy)
+        xp.add(cy, rounded(xp.multiply(i, g, out=product), bounded=True), out=cy)
         xp.tanh(cy, out=tanh_cells[t])
         hidden = xp.multiply(o, tanh_cells[t], out=output[t])
         cell = cy
@@ -531,13 +540,13 @@ def gru_layer_rounded(input_gates, hx, w_hh, b_hh, reverse, low):
         rounded(projection)
         ws = workspace[t]
         rounded(xp.add(ig[:, :2 * h], hg[:, :2 * h], out=pre))
-        rounded(_sigmoid_into(pre, sigmoids, e, mask))
+        rounded(_sigmoid_into(pre, sigmoids, e, mask), bounded=True)
         ws[:, :2 * h] = sigmoids
         r, z, n = ws[:, :h], ws[:, h:2 * h], ws[:, 2 * h:3 * h]
         hn = hg[:, 2 * h:]
-        rounded(xp.multiply(r, hn, out=new_pre))
+        rounded(xp.multiply(r, hn, out=new_pre), bounded=True)
         rounded(xp.add(ig[:, 2 * h:], new_pre, out=new_pre))
-        ws[:, 2 * h:3 * h] = rounded(xp.tanh(new_pre, out=new_pre))
+        ws[:, 2 * h:3 * h] = rounded(xp.tanh(new_pre, out=new_pre), bounded=True)
         ws[:, 3 * h:] = hn
         xp.subtract(hidden, n, out=scratch)
         xp.multiply(z, scratch, out=scratch)

@@ -251,7 +251,7 @@ def mkldnn_rnn_layer_backward(input, weight1, weight2, weight3, weight4, hx_, cx
         grad_cx = None
     grads = K.layer_parameter_grads(x, w_ih, grad_input_gates, grad_hidden_gates, hx, states, has_biases, reverse)
     if low is not None:
-        grads = tuple(None if g is None else g.astype(low) for g in grads)
+        grads = tuple(None if g is None else K.converted(g, low) for g in grads)
     grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh = grads
     if batch_first:
         grad_x = grad_x.swapaxes(0, 1)
