@@ -521,8 +521,11 @@ class autocast:
             raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
         self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
         self.device = device_type
-        if not is_autocast_available(self.device):
+        dev_type = _device_type(device_type, "_is_autocast_available")
+        if dev_type not in _KEY_OF_TYPE:      # is_autocast_available, with the type kept for the key below
             raise RuntimeError(f"User specified an unsupported autocast device_type '{self.device}'")
+        # the device's Autocast key, resolved once: __enter__ and __exit__ set the thread's state through it
+        self._key_of = (device_type, _KEY_OF_TYPE[dev_type])
         supported = [D.bfloat16, D.float16]
         self.custom_backend_name = privateuse1_backend_name()
         if self.device == self.custom_backend_name:
@@ -536,10 +539,10 @@ class autocast:
             if not hasattr(mod, "get_amp_supported_dtype"):
                 raise AssertionError(message + "But the func `get_amp_supported_dtype` is missing. \n")
             supported = mod.get_amp_supported_dtype()
-        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
+        self._cache_enabled = _state.cache_enabled if cache_enabled is None else cache_enabled
         name = self.device if self.device == self.custom_backend_name else self.device.upper()
         if enabled:
-            if _device_type(self.device, "autocast") == "cuda":
+            if dev_type == "cuda":
                 # npusim has no cuda device: its accelerator is the PrivateUse1 one
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
@@ -560,23 +563,43 @@ class autocast:
                             f"{type(self.fast_dtype).__name__}")
         if not isinstance(self._cache_enabled, bool):
             raise TypeError(f"enabled must be a bool (got {type(self._cache_enabled).__name__})")
-        self.prev_cache_enabled = is_autocast_cache_enabled()
-        self.prev = is_autocast_enabled(self.device)
-        self.prev_fastdtype = get_autocast_dtype(self.device)
-        set_autocast_enabled(self.device, self._enabled)
-        set_autocast_dtype(self.device, self.fast_dtype)
-        autocast_increment_nesting()
-        set_autocast_cache_enabled(self._cache_enabled)
+        # is_autocast_enabled, set_autocast_enabled / _dtype / _cache_enabled and the nesting count, written out
+        # on the key: a region costs a few frames, not ~40 (training loops enter one, enabled or not, per step)
+        device_type, key = self._key_of
+        if self.device is not device_type:
+            key = self._autocast_key()
+        bit = 1 << key
+        st, t = _state, dispatch_tls.tls
+        self.prev_cache_enabled = st.cache_enabled
+        self.prev = bool(t.autocast & bit) and not t.excluded & bit
+        self.prev_fastdtype = st.dtype[key]
+        if bool(t.autocast & bit) is not self._enabled:
+            _set_enabled(key, self._enabled)
+        st.dtype[key] = self.fast_dtype
+        st.nesting += 1
+        st.cache_enabled = self._cache_enabled
         return self
 
     def __exit__(self, exc_type, exc_val, exc_tb):
+        st = _state
+        device_type, key = self._key_of
+        if self.device is not device_type:
+            key = self._autocast_key()
         # leaving the outermost region drops the cached casts, so none outlive the forward pass
-        if autocast_decrement_nesting() == 0:
-            clear_autocast_cache()
-        set_autocast_enabled(self.device, self.prev)
-        set_autocast_dtype(self.device, self.prev_fastdtype)
-        set_autocast_cache_enabled(self.prev_cache_enabled)
+        st.nesting -= 1
+        if st.nesting == 0:
+            st.cache.clear()
+        if bool(dispatch_tls.tls.autocast & (1 << key)) is not self.prev:
+            _set_enabled(key, self.prev)
+        st.dtype[key] = self.prev_fastdtype
+        st.cache_enabled = self.prev_cache_enabled
         return False
+
+    def _autocast_key(self) -> DispatchKey:
+        """The Autocast key of ``self.device``, resolved again: the attribute was changed since __init__."""
+        key = _key(self.device, "set_autocast_enabled")
+        self._key_of = (self.device, key)
+        return key
 
     def __call__(self, func):
         if not callable(func):
