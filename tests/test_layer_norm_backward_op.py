@@ -84,3 +84,38 @@ def test_empty_input(device):
     ln = npusim.nn.LayerNorm(5).to(device)
     ln(x).sum().backward()
     assert x.grad.shape == (0, 5) and host(ln.weight.grad).tolist() == [0.0] * 5
+
+
+def _double_backward(lib, x, go, w, b, outer, which):
+    """The gradients of native_layer_norm_backward's outputs (weighted by ``outer``, None entries skipped) with
+    respect to grad_out, input and weight, called directly on tensors that need them."""
+    X, GO = lib.from_numpy(x.copy()), lib.from_numpy(go.copy())
+    W = None if w is None else lib.from_numpy(w.copy())
+    B = None if b is None else lib.from_numpy(b.copy())
+    _, mean, rstd = lib.ops.aten.native_layer_norm(X, list(x.shape[-1:]), W, B, 1e-5)
+    leaves = [t.requires_grad_() for t in (GO, X, W) if t is not None]
+    mask = [True, W is not None, B is not None]
+    outs = lib.ops.aten.native_layer_norm_backward(GO, X, list(x.shape[-1:]), mean, rstd, W, B, mask)
+    picked = [(o, lib.from_numpy(g)) for o, g, use in zip(outs, outer, which) if use and o is not None]
+    grads = lib.autograd.grad([o for o, _ in picked], leaves, [g for _, g in picked], allow_unused=True)
+    return [None if t is None else t.detach().numpy() for t in grads]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("which", [(True, True, True), (True, False, False), (False, True, False),
+                                   (False, False, True), (False, True, True)])
+def test_double_backward_of_the_op_is_torchs(affine, which):
+    rng = np.random.default_rng(6)
+    x, go = rng.standard_normal((3, 2, 5)) * 2 + 1, rng.standard_normal((3, 2, 5))
+    w, b = (rng.standard_normal(5), rng.standard_normal(5)) if affine else (None, None)
+    if not affine and not which[0]:
+        pytest.skip("without weight and bias only grad_input depends on the inputs")
+    outer = [rng.standard_normal((3, 2, 5)), rng.standard_normal(5), rng.standard_normal(5)]
+    got = _double_backward(npusim, x, go, w, b, outer, which)
+    want = _double_backward(torch, x, go, w, b, outer, which)
+    assert len(got) == len(want)
+    for a, t in zip(got, want):
+        assert (a is None) == (t is None)
+        if a is not None:
+            np.testing.assert_allclose(a, t, rtol=1e-10, atol=1e-12)

@@ -113,6 +113,68 @@ def native_layer_norm_backward(ctx, g=None, g_mean=None, g_rstd=None):
     return gi, _param_dtype(gw, w), _param_dtype(gb, ctx.bias_meta)
 
 
+@derivative("native_layer_norm_backward", inputs=("grad_out", "input", "weight"),
+            save=("grad_out", "input", "normalized_shape", "mean", "rstd", "weight"),
+            name="NativeLayerNormBackwardBackward0")
+def native_layer_norm_backward_backward(ctx, ggi=None, ggw=None, ggb=None):
+    """torch's layer_norm_double_backward: the gradients of (grad_input, grad_weight, grad_bias) with respect to
+    grad_out, input and weight, the statistics read as the input's (mean and rstd take no gradient, as in
+    torch). Rows are the leading dims, each of n normalised elements."""
+    need = ctx.needs_input_grad
+    x, go, w = ctx.input, ctx.grad_out, ctx.weight
+    k = len(ctx.normalized_shape)
+    n = math.prod(x.shape[x.dim() - k:])
+    m = x.numel() // n if n else 0
+    dt = x.dtype
+    xr, gor = _reshape(x, [m, n]), _reshape(go, [m, n])
+    mu, rstd = _reshape(_to(ctx.mean, dt), [m, 1]), _reshape(_to(ctx.rstd, dt), [m, 1])
+    xc = _sub(xr, mu)
+    rstd2, rstd3 = _mul(rstd, rstd), aten.pow.Tensor_Scalar(rstd, 3)
+    xc_rstd3 = _mul(xc, rstd3)
+    gamma = None if w is None else _reshape(w, [1, n])
+    ggi = None if ggi is None else _reshape(ggi, [m, n])
+    ggw = None if ggw is None or w is None else _reshape(ggw, [1, n])
+    ggb = None if ggb is None or w is None else _reshape(ggb, [1, n])
+
+    def rows(t):
+        return aten.sum.dim_IntList(t, [1], True)
+
+    gi = None
+    if ggi is not None:
+        gxhat = gor if gamma is None else _mul(gor, gamma)
+        gxhat_mu_sum, gxhat_sum = rows(_mul(gxhat, xc)), rows(gxhat)
+        ggi_sum, ggi_mu_sum = rows(ggi), rows(_mul(ggi, xc))
+        all_sub = _add(_sub(_div(_mul(ggi_sum, gxhat_sum), n), rows(_mul(ggi, gxhat))),
+                       _mul(_mul(_mul(rstd2, gxhat_mu_sum), ggi_mu_sum), 3.0 / n))
+        t0 = _div(_mul(xc_rstd3, all_sub), n)
+        t1 = _mul(_div(_mul(ggi_mu_sum, rstd3), n), _sub(_div(gxhat_sum, n), gxhat))
+        t2 = _mul(_div(_mul(gxhat_mu_sum, rstd3), n), _sub(_div(ggi_sum, n), ggi))
+        gi = _add(_add(t0, t1), t2)
+    if ggw is not None:
+        g_ggw = _mul(gor, ggw)
+        term = _add(_add(_mul(g_ggw, rstd), _div(rows(_mul(rstd, g_ggw)), -n)),
+                    _div(_mul(xc_rstd3, rows(_mul(g_ggw, xc))), -n))
+        gi = term if gi is None else _add(gi, term)
+    gw = None
+    if gamma is not None and ggi is not None and need[2]:
+        # grad_input is rstd * P(grad_out * weight), P symmetric: weight's share is grad_out * P(ggi)
+        t = _add(_add(_mul(ggi, rstd), _div(rows(_mul(rstd, ggi)), -n)), _div(_mul(xc_rstd3, rows(_mul(ggi, xc))), -n))
+        gw = _reshape(aten.sum.dim_IntList(_mul(gor, t), [0], False), list(w.shape))
+    ggo = None
+    if ggi is not None:
+        ggo = _mul(_sub(_sub(ggi, _div(rows(ggi), n)), _mul(_mul(xc, rstd2), _div(rows(_mul(ggi, xc)), n))), rstd)
+        if gamma is not None:
+            ggo = _mul(ggo, gamma)
+    if ggw is not None:
+        term = _mul(_mul(ggw, xc), rstd)
+        ggo = term if ggo is None else _add(ggo, term)
+    if ggb is not None:
+        term = _expand(ggb, [m, n])
+        ggo = term if ggo is None else _add(ggo, term)
+    return (None if ggo is None or not need[0] else _reshape(ggo, list(x.shape)),
+            None if gi is None or not need[1] else _reshape(gi, list(x.shape)), gw)
+
+
 @derivative("native_batch_norm", inputs=("input", "weight", "bias"),
             save=("input", "weight", "bias_meta", "running_mean", "running_var", "training", "eps"), save_result=True,
             nondiff_outputs=(1, 2), name="NativeBatchNormBackward0")
