@@ -85,3 +85,45 @@ def test_observers_see_frees_of_storages_made_before_them(quiet):
     base = npu.memory_allocated()
     del z
     assert npu.memory_allocated() == base - 512 and seen == [-512, 512, -512]
+
+
+def _reference_counters(events):
+    """The allocator's logged counters computed event by event: [current, peak, allocated, freed] per pool."""
+    out = {m: [[0, 0, 0, 0] for _ in range(3)] for m in ("allocated_bytes", "requested_bytes", "allocation")}
+    for e in events:
+        n = abs(e)
+        values = {"allocated_bytes": -(-n // 512) * 512, "requested_bytes": n, "allocation": 1}
+        for metric, v in values.items():
+            for pool in (0, 1 if n <= 1 << 20 else 2):
+                row = out[metric][pool]
+                if e > 0:
+                    row[0] += v
+                    row[2] += v
+                    row[1] = max(row[1], row[0])
+                else:
+                    row[0] -= v
+                    row[3] += v
+    return out
+
+
+@pytest.mark.parametrize("count", [10, A._FOLD_EVERY, A._FOLD_EVERY + 1, 3 * A._FOLD_EVERY + 5])
+@pytest.mark.parametrize("sizes", [(1, 16, 511, 512, 513, 4000), (16, 3 << 20, (1 << 20) + 1, 1 << 20), (5 << 21,)])
+def test_the_fold_counts_every_event_in_order(count, sizes):
+    import random
+    rng = random.Random(count)
+    alloc = A.DeviceAllocator(0, 1 << 50)
+    live, events = [], []
+    for _ in range(count):
+        if live and rng.random() < 0.5:
+            events.append(-live.pop(rng.randrange(len(live))))
+        else:
+            live.append(rng.choice(sizes))
+            events.append(live[-1])
+        alloc._log.append(events[-1])
+        if rng.random() < 0.001:
+            with alloc._lock:
+                alloc._fold()
+    with alloc._lock:
+        alloc._fold()
+    want = _reference_counters(events)
+    assert {m: alloc.counters[m] for m in want} == want
