@@ -3,9 +3,10 @@
 They are composed from differentiable tensor ops (linear, sigmoid, tanh, relu, stack, cat, chunk, dropout); an LSTM
 or GRU step in float32 / float64 runs its gates and state update as one fused op (``_thnn_fused_lstm_cell`` /
 ``_thnn_fused_gru_cell``, one autograd node), which rounds exactly as the composed ops do, and a whole unpacked
-LSTM or GRU layer runs as one op (``mkldnn_rnn_layer``, one autograd node) with those steps' numbers. Parameter
-names, shapes, gate order, initialisation, argument checks and error messages are torch's, so a torch state dict
-loads and gives torch's outputs.
+LSTM or GRU layer runs as one op (``mkldnn_rnn_layer``, one autograd node) with those steps' numbers; so does a
+layer on the npu under float16 autocast, with the autocast steps' numbers (16-bit input and weights, float32
+states). Parameter names, shapes, gate order, initialisation, argument checks and error messages are torch's, so a
+torch state dict loads and gives torch's outputs.
 
 The layers also take a ``PackedSequence``: each step then runs on the sequences still going, and each sequence's
 final state is taken at its own last step.
