@@ -158,7 +158,8 @@ def native_layer_norm_backward_backward(ctx, ggi=None, ggw=None, ggb=None):
     gw = None
     if gamma is not None and ggi is not None and need[2]:
         # grad_input is rstd * P(grad_out * weight), P symmetric: weight's share is grad_out * P(ggi)
-        t = _add(_add(_mul(ggi, rstd), _div(rows(_mul(rstd, ggi)), -n)), _div(_mul(xc_rstd3, rows(_mul(ggi, xc))), -n))
+        t = _add(_add(_mul(ggi, rstd), _div(rows(_mul(rstd, ggi)), -n)),
+                 _div(_mul(xc_rstd3, rows(_mul(ggi, xc))), -n))
         gw = _reshape(aten.sum.dim_IntList(_mul(gor, t), [0], False), list(w.shape))
     ggo = None
     if ggi is not None:
