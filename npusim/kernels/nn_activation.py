@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
-from . import half_casts, parallel
+from . import parallel
 from .elementwise import _erf_into, erf, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -256,7 +256,7 @@ def threshold_backward(g, a, threshold_):
         if a.dtype == np.float16 and _exact_in_half(threshold_):
             # NumPy compares float16 one element at a time; float32 holds both sides exactly (half_casts widens
             # without a branch), so the comparison is the same
-            wide = half_casts.astype(a_flat, np.float32)
+            wide = parallel.astype(a_flat, np.float32)   # split over the intra-op threads when large
             if wide is not None:
                 a_flat, threshold_ = wide, np.float32(threshold_)
 

@@ -14,11 +14,10 @@ import math
 
 import numpy as np
 
-from . import half_casts as HC
 from . import parallel as P
 from .array_api import HALF_TYPES, as_array, namespace_of
 
-_F32 = np.dtype(np.float32)
+_F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _I64 = np.dtype(np.int64)
 
 
@@ -36,12 +35,12 @@ def sum_(a, axes, keepdims, dtype):
     """Sum in ``dtype``: the input is cast to ``dtype`` first (torch's ``dtype=``)."""
     if dtype in HALF_TYPES or a.dtype in HALF_TYPES:
         a = _half_operand(a, dtype)
-        if axes is not None and a.ndim - 1 not in axes and a.__class__ is np.ndarray and a.flags.c_contiguous:
+        if axes is not None and a.ndim - 1 not in axes and a.__class__ is np.ndarray and a.flags.c_contiguous \
+                and a.dtype == _F16:
             # the last axis kept (a bias gradient's sum over rows): each result accumulates its column in order,
-            # so one whole-array float16 -> float32 conversion gives the bits of NumPy's per-element cast
-            wide = HC.astype(a, _F32)
-            if wide is not None:
-                a = wide
+            # so one whole-array float16 -> float32 conversion (half_casts', split over the intra-op threads
+            # when large) gives the bits of NumPy's per-element cast
+            a = P.astype(a, _F32)
         return _finish(P.reduce(np.add, "sum", a, axes, keepdims, _F32), dtype)
     return _finish(P.reduce(np.add, "sum", a, axes, keepdims, dtype), dtype)
 
