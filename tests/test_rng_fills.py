@@ -178,3 +178,30 @@ def test_method_defaults():
                           host(npusim.empty(50).log_normal_(1.0, 2.0, generator=g())))
     with pytest.raises(TypeError):
         npusim.empty(3).geometric_()
+
+
+_DIRECT_FILLS = {
+    "uniform_": lambda t, g: t.uniform_(-1, 2, generator=g),
+    "normal_": lambda t, g: t.normal_(0.5, 2, generator=g),
+    "normal_standard": lambda t, g: t.normal_(generator=g),
+    "exponential_": lambda t, g: t.exponential_(2, generator=g),
+    "bernoulli_": lambda t, g: t.bernoulli_(0.3, generator=g),
+    "random_": lambda t, g: t.random_(-5, 50, generator=g),
+}
+
+
+@pytest.mark.parametrize("name, dtype", [(name, dtype) for name in sorted(_DIRECT_FILLS)
+                                         for dtype in (npusim.float32, npusim.float64, npusim.float16)]
+                         + [("random_", npusim.int32), ("random_", npusim.int64)])
+def test_fills_drawn_straight_into_the_tensor_give_the_drawn_bits(monkeypatch, name, dtype):
+    # a C-contiguous host tensor is filled in place by the draw; the bits are those of a draw copied in
+    from npusim.native import random as NR
+    fill, n = _DIRECT_FILLS[name], 3 * (1 << 15) + 5
+    direct = host(fill(npusim.empty(n, dtype=dtype), _generator("cpu", 4)))
+    strided = npusim.zeros(2 * n, dtype=dtype)
+    fill(strided[::2], _generator("cpu", 4))           # not contiguous: drawn, then copied in
+    original = NR._fill
+    monkeypatch.setattr(NR, "_fill", lambda self, g, draw, into=False: original(self, g, draw))
+    copied = host(fill(npusim.empty(n, dtype=dtype), _generator("cpu", 4)))
+    assert direct.tobytes() == copied.tobytes() == host(strided[::2]).tobytes()
+    assert not host(strided[1::2]).any()

@@ -107,6 +107,15 @@ def _pieces(s: int, e: int):
     return [(p, min(p + _PIECE, e)) for p in range(s, e, _PIECE)]
 
 
+def _host_out(out, n: int, dtype):
+    """The flat array a host draw writes: a new one, or the caller's C-contiguous ``out`` seen flat."""
+    if out is None:
+        return np.empty(n, dtype=dtype)
+    if not (out.flags.c_contiguous and out.size == n and out.dtype == dtype):
+        raise ValueError("a draw's out= must be a C-contiguous array of its size and dtype")
+    return out.reshape(-1)
+
+
 def raw_uint64(xp, key: int, counter: int, n: int):
     """``n`` raw 64-bit words of the stream starting at ``counter`` (uint64 array)."""
     if xp is np:
@@ -249,8 +258,11 @@ def _scale(u, low, high):
 
 # --- distributions -------------------------------------------------------------------------------------
 
-def uniform(xp, key, counter, shape, dtype, low=0.0, high=1.0):
-    """Uniform [low, high) values; the unit draw is exact (53, 24, 11 or 8 random mantissa bits)."""
+def uniform(xp, key, counter, shape, dtype, low=0.0, high=1.0, out=None):
+    """Uniform [low, high) values; the unit draw is exact (53, 24, 11 or 8 random mantissa bits).
+
+    ``out`` (host only, like every ``out=`` below): a C-contiguous array of ``shape`` and ``dtype`` to draw
+    straight into, instead of a new one."""
     dtype = np.dtype(dtype)
     n = _size(shape)
     double = dtype == np.float64
@@ -261,7 +273,7 @@ def uniform(xp, key, counter, shape, dtype, low=0.0, high=1.0):
         if dtype in _MANTISSA_BITS:
             u = _round_to_half(xp, u, dtype)
         return _scale(u, low, high).astype(dtype, copy=False).reshape(shape), blocks
-    out = np.empty(n, dtype=dtype)
+    out = _host_out(out, n, dtype)
     per_block = 4 if double else 8
     work_dtype = np.float64 if double else np.float32
 
@@ -280,7 +292,7 @@ def uniform(xp, key, counter, shape, dtype, low=0.0, high=1.0):
     return out.reshape(shape), blocks
 
 
-def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0):
+def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0, out=None):
     """Box-Muller in float64 from pairs of uniform draws, rounded once to ``dtype``."""
     dtype = np.dtype(dtype)
     n = _size(shape)
@@ -289,7 +301,7 @@ def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0):
     if xp is not np:
         u = unit_float64_from_raw(raw_uint64(xp, key, counter, n_units))
         return box_muller(xp, u, xp.empty(n, dtype=dtype), mean, std).reshape(shape), blocks
-    out = np.empty(n, dtype=dtype)
+    out = _host_out(out, n, dtype)
     # float32: the same values from a vectorised cos / sin, the uniforms drawn block by block into cache-sized
     # scratch (random_box_muller.py); others: the formula itself
     fast = random_box_muller.usable(dtype, mean, std)
@@ -304,14 +316,14 @@ def normal(xp, key, counter, shape, dtype, mean=0.0, std=1.0):
     return out.reshape(shape), blocks
 
 
-def integers(xp, key, counter, shape, low, high, dtype):
+def integers(xp, key, counter, shape, low, high, dtype, out=None):
     """Integers in [low, high): low + (word mod range), as torch's random_from_to (tiny modulo bias)."""
     n = _size(shape)
     low, span = int(low), int(high) - int(low)
     dtype = np.dtype(dtype)
     if xp is not np:
         return integers_from_raw(raw_uint64(xp, key, counter, n), low, span).astype(dtype).reshape(shape), _blocks(n)
-    out = np.empty(n, dtype=dtype)
+    out = _host_out(out, n, dtype)
     direct = dtype == np.int64
 
     def work(s, e, b):
@@ -342,14 +354,14 @@ def _integers_in_place(raw, low: int, span: int, quotient, target) -> None:
         target += _U64(low & _MASK64)
 
 
-def bernoulli(xp, key, counter, p, shape, dtype):
+def bernoulli(xp, key, counter, p, shape, dtype, out=None):
     """1 where a float64 uniform draw is below p (p: number or array broadcastable to shape)."""
     n = _size(shape)
     dtype = np.dtype(dtype)
     if xp is not np:
         u = unit_float64_from_raw(raw_uint64(xp, key, counter, n)).reshape(shape)
         return (u < p).astype(dtype), _blocks(n)
-    out = np.empty(n, dtype=dtype)
+    out = _host_out(out, n, dtype)
     if isinstance(p, np.ndarray) and p.ndim:
         p = np.broadcast_to(p, shape).reshape(-1)
 
@@ -364,14 +376,14 @@ def bernoulli(xp, key, counter, p, shape, dtype):
     return out.reshape(shape), _blocks(n)
 
 
-def exponential(xp, key, counter, shape, dtype, lambd=1.0):
+def exponential(xp, key, counter, shape, dtype, lambd=1.0, out=None):
     """-log(1 - u) / lambd in float64 from [0, 1) doubles, rounded once to ``dtype``."""
     n = _size(shape)
     dtype = np.dtype(dtype)
     if xp is not np:
         u = unit_float64_from_raw(raw_uint64(xp, key, counter, n))
         return exponential_from_unit(xp, u, lambd).astype(dtype, copy=False).reshape(shape), _blocks(n)
-    out = np.empty(n, dtype=dtype)
+    out = _host_out(out, n, dtype)
 
     def work(s, e, b):
         g = _host_generator(key, counter + b)

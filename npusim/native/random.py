@@ -76,10 +76,17 @@ def _draw_new(size, dtype, device, layout, generator, draw):
     return F._allocate(lambda xp, s, d: g.draw(lambda key, c: draw(xp, key, c, s, d)), shape, dt, dev)
 
 
-def _fill(self, generator, draw):
-    """Fill ``self`` in place with ``draw(xp, key, counter, shape, np_dtype)``."""
+def _fill(self, generator, draw, into=False):
+    """Fill ``self`` in place with ``draw(xp, key, counter, shape, np_dtype)``.
+
+    ``into``: ``draw`` also takes ``out=``, a C-contiguous host array of a real dtype to draw straight into (the
+    same values, without a temporary the size of ``self`` and the copy); it reads no array of ``self``'s."""
     a = self._a
     g = generator_for(generator, self._device)
+    if into and a.__class__ is np.ndarray and a.flags.c_contiguous and a.flags.writeable \
+            and not self.dtype.is_complex:
+        g.draw(lambda key, c: draw(np, key, c, a.shape, a.dtype, out=a))
+        return C.write_out(self, a)
     xp = namespace_of(a)
     values = g.draw(lambda key, c: draw(xp, key, c, a.shape, a.dtype))
     return C.write_out(self, values)
@@ -113,7 +120,7 @@ def _integers(dt, low, high):
     """The draw of integers in [low, high) for dtype ``dt``, after torch's checks."""
     _check_range(low, high)
     _check_in_dtype(dt, low, high - 1)
-    return lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d)
+    return lambda xp, key, c, s, d, out=None: KR.integers(xp, key, c, s, low, high, d, out)
 
 
 def _dtype_range(dt):
@@ -226,7 +233,7 @@ def _normal(dt, mean=0.0, std=1.0):
         std = std / math.sqrt(2.0)
     if mean == 0.0 and std == 1.0:
         return KR.normal
-    return lambda xp, key, c, s, d: KR.normal(xp, key, c, s, d, mean, std)
+    return lambda xp, key, c, s, d, out=None: KR.normal(xp, key, c, s, d, mean, std, out)
 
 
 def randint_like(self, high, generator=None, dtype=None, layout=None, device=None, pin_memory=None,
@@ -245,8 +252,9 @@ def randint_like_low(self, low, high, generator=None, dtype=None, layout=None, d
 
 def uniform_(self, from_=0.0, to=1.0, generator=None):
     _check_uniform(_real(self.dtype), from_, to)
-    return _fill(self, generator, _complex_draw(lambda xp, key, c, s, d: KR.uniform(xp, key, c, s, d, from_, to),
-                                                self.dtype))
+    def draw(xp, key, c, s, d, out=None):
+        return KR.uniform(xp, key, c, s, d, from_, to, out)
+    return _fill(self, generator, _complex_draw(draw, self.dtype), into=True)
 
 
 def normal_(self, mean=0.0, std=1.0, generator=None):
@@ -254,7 +262,7 @@ def normal_(self, mean=0.0, std=1.0, generator=None):
     if self.numel() == 0:   # torch's kernel (and its dtype check) never runs for no elements
         return self
     _require_float(_real(self.dtype), "normal_kernel_cpu")
-    return _fill(self, generator, _complex_draw(_normal(self.dtype, mean, std), self.dtype))
+    return _fill(self, generator, _complex_draw(_normal(self.dtype, mean, std), self.dtype), into=True)
 
 
 def exponential_(self, lambd=1.0, generator=None):
@@ -263,7 +271,8 @@ def exponential_(self, lambd=1.0, generator=None):
                            f"floating point but you specified {C.TORCH_NAME[self.dtype]}")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_num(lambd)}")
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.exponential(xp, key, c, s, d, lambd))
+    return _fill(self, generator, lambda xp, key, c, s, d, out=None: KR.exponential(xp, key, c, s, d, lambd, out),
+                 into=True)
 
 
 # torch's C++ type names in the Cauchy dtype message (typeid names, not ScalarType names)
@@ -297,7 +306,8 @@ def geometric_(self, p, generator=None):
 
 def random_(self, generator=None):
     low, high = _dtype_range(self.dtype)
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.integers(xp, key, c, s, low, high, d))
+    return _fill(self, generator, lambda xp, key, c, s, d, out=None: KR.integers(xp, key, c, s, low, high, d, out),
+                 into=True)
 
 
 def random_from(self, from_, to=None, generator=None):
@@ -307,7 +317,7 @@ def random_from(self, from_, to=None, generator=None):
             high = 2 ** 63   # the full 64-bit range, as torch's random_full_64_bits_range
     else:
         high = to
-    return _fill(self, generator, _integers(self.dtype, from_, high))
+    return _fill(self, generator, _integers(self.dtype, from_, high), into=True)
 
 
 def random_to(self, to, generator=None):
@@ -323,7 +333,8 @@ def _bernoulli_p_check(p):
 
 def bernoulli_float_(self, p=0.5, generator=None):
     _bernoulli_p_check(p)
-    return _fill(self, generator, lambda xp, key, c, s, d: KR.bernoulli(xp, key, c, p, s, d))
+    return _fill(self, generator, lambda xp, key, c, s, d, out=None: KR.bernoulli(xp, key, c, p, s, d, out),
+                 into=True)
 
 
 def _probabilities(p, dev):
