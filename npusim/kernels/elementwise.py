@@ -375,10 +375,10 @@ def _number_of(bound, dtype) -> bool:
 
 
 def where(cond, a, b):
-    """``np.where(cond, a, b)``. For a bool ``cond`` and NumPy arrays ``a`` and ``b`` of its shape and one 1/2/4/8-byte
-    dtype, C-contiguous and large, the same bits come from a branch-free select on integer views, per cache-sized
-    piece into the offered out= array: b ^ ((a ^ b) & -cond). np.where branches per element (~10 ns each on a
-    random mask)."""
+    """``np.where(cond, a, b)``. For a bool ``cond`` and NumPy arrays ``a`` and ``b`` of its shape and one
+    1/2/4/8-byte dtype, C-contiguous and large, the same bits come from a branch-free select on integer views, per
+    cache-sized piece into the offered out= array: b ^ ((a ^ b) & -cond). np.where branches per element (~10 ns
+    each on a random mask)."""
     if cond.__class__ is np.ndarray and cond.dtype == np.bool_ and a.__class__ is np.ndarray and \
             b.__class__ is np.ndarray and a.dtype == b.dtype and a.dtype.itemsize in _INT_OF_SIZE and \
             a.dtype.kind != "O" and _blocks_fit(cond, a, b):
