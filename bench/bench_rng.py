@@ -2,9 +2,11 @@
 
     python bench/bench_rng.py [--repeats N] [--size N] [--threads 1,2]
 
-The headline is ``rand`` of 16M float32 values; ``randn``, ``randint`` and
-``randperm`` follow for context. NumPy's reference is its default generator
-(PCG64); torch's is ``torch.rand`` etc. when torch is importable. The table
+Rows: ``rand``, ``randn``, ``randint`` of 16M values, ``randperm`` of 4M and
+``dropout(p=0.5)`` of a 16M float32 tensor (its mask is a Bernoulli draw).
+NumPy's reference is its default generator (PCG64; for dropout a uniform draw,
+a comparison and a multiplication); torch's is ``torch.rand`` etc. when torch is
+importable. The table
 shows the median milliseconds per draw and npusim's speed relative to torch and
 to NumPy (higher is better: 1.0 means as fast). The table is printed once per
 thread count of ``--threads`` (default 1 and 2), set on both sides
@@ -44,6 +46,9 @@ def median_ms(fn, repeats: int) -> float:
 def cases(n: int):
     rng = np.random.default_rng(0)
     perm_n = min(n, 1 << 22)
+    ones_cpu, ones_npu, ones_np = npusim.ones(n), npusim.ones(n, device="npu"), np.ones(n, np.float32)
+    ones_torch = torch.ones(n) if torch else None
+    dropout = npusim.nn.functional.dropout
     rows = [
         ("rand float32", lambda: npusim.rand(n), lambda: npusim.rand(n, device="npu"),
          lambda: rng.random(n, dtype=np.float32), (lambda: torch.rand(n)) if torch else None),
@@ -53,6 +58,9 @@ def cases(n: int):
          lambda: rng.integers(0, 1000, n), (lambda: torch.randint(0, 1000, (n,))) if torch else None),
         (f"randperm {perm_n >> 20}M", lambda: npusim.randperm(perm_n), lambda: npusim.randperm(perm_n, device="npu"),
          lambda: rng.permutation(perm_n), (lambda: torch.randperm(perm_n)) if torch else None),
+        ("dropout 0.5", lambda: dropout(ones_cpu, 0.5, True), lambda: dropout(ones_npu, 0.5, True),
+         lambda: ones_np * (rng.random(n, dtype=np.float32) >= 0.5) * np.float32(2.0),
+         (lambda: torch.nn.functional.dropout(ones_torch, 0.5, True)) if torch else None),
     ]
     return rows
 
