@@ -1,7 +1,8 @@
 """The npu runtime: which mode it runs in, its devices, the current device, lazy init.
 
 The mode is probed once per process at first use, cheaply: without CuPy on the
-path there is no import at all; with CuPy, one device-count query decides.
+path there is no import at all, nor with CuPy where the CUDA driver library does
+not load (CuPy reaches no GPU without it); otherwise one device-count query decides.
 ``NPUSIM_BACKEND`` forces a mode. Like CUDA, the runtime initialises lazily and
 a child forked after its parent initialised it refuses to use it.
 """
@@ -19,10 +20,39 @@ class NpuRuntimeError(RuntimeError):
     pass
 
 
-def _cuda_device_count() -> tuple[int, str]:
-    """Usable CUDA devices through CuPy and, when there are none, why (CuPy absent, no driver, no GPU)."""
-    if importlib.util.find_spec("cupy") is None:
+def _driver_loads() -> bool:
+    """Whether the CUDA driver library loads (CuPy reaches a GPU through it)."""
+    import ctypes
+    for name in ("nvcuda.dll",) if os.name == "nt" else ("libcuda.so.1", "libcuda.so"):
+        try:
+            ctypes.CDLL(name)
+            return True
+        except OSError:
+            pass
+    return False
+
+
+def _compiled_cupy(spec) -> bool:
+    """Whether the ``cupy`` found is CuPy itself (compiled extension modules, which need the driver), not a
+    pure-Python stand-in."""
+    for root in spec.submodule_search_locations or ():
+        try:
+            return any(name.endswith((".so", ".pyd")) for name in os.listdir(os.path.join(root, "_core")))
+        except OSError:
+            pass
+    return False
+
+
+def _cuda_device_count(look_before_import: bool = False) -> tuple[int, str]:
+    """Usable CUDA devices through CuPy and, when there are none, why (CuPy absent, no driver, no GPU).
+
+    ``look_before_import``: CuPy itself without a loadable driver reaches no GPU, so it is not imported (its import
+    takes a large part of a second): the emulation starts without it."""
+    spec = importlib.util.find_spec("cupy")
+    if spec is None:
         return 0, "CuPy is not installed"
+    if look_before_import and _compiled_cupy(spec) and not _driver_loads():
+        return 0, "CuPy cannot reach a GPU: the CUDA driver library does not load"
     try:
         import cupy
         n = int(cupy.cuda.runtime.getDeviceCount())
@@ -67,7 +97,8 @@ class Runtime:
                 if wanted == "emulation":
                     self.mode = "emulation"
                 else:
-                    n, why = _cuda_device_count()
+                    # forced cuda asks CuPy itself, so a failure says CuPy's own reason
+                    n, why = _cuda_device_count(look_before_import=wanted != "cuda")
                     if n == 0 and wanted == "cuda":
                         self._probe_error = (
                             f"NPUSIM_BACKEND=cuda, but no usable NVIDIA GPU was found through CuPy ({why}). Install "
