@@ -198,12 +198,16 @@ def _hidden_projection(h, w_hh, b_hh_column, product):
     return product.T
 
 
+_SIGN_BITS = {4: (np.int32, np.int32(-2 ** 31)), 8: (np.int64, np.int64(-2 ** 63))}
+
+
 def _sigmoid_into(x, out, e, mask):
     """``elementwise.sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) and a boolean ``mask``
-    as scratch: the same ufuncs on the same values."""
+    as scratch: the same ufuncs on the same values, -|x| set by one OR of the sign bit (the bits abs-then-negative
+    gives, NaNs included, as elementwise.sigmoid's blocks do)."""
     xp = namespace_of(x)
-    xp.abs(x, out=e)
-    xp.negative(e, out=e)
+    bits, sign = _SIGN_BITS[x.dtype.itemsize]
+    xp.bitwise_or(x.view(bits), sign, out=e.view(bits))
     xp.exp(e, out=e)
     xp.maximum(e, xp.greater_equal(x, 0, out=mask), out=out)
     return xp.divide(out, xp.add(e, 1, out=e), out=out)
