@@ -8,7 +8,7 @@ Inputs are ``(..., *S)``: any leading dims (batch, channels), the pooled dims la
   and the average's divisor. Max pooling returns torch's indices: the flat
   position of the maximum in each input plane (``h * W + w``). The common 2x2
   window with stride 2 copies its four taps contiguous once and picks pairwise
-  by bits (the same winners, no branches), over the intra-op threads.
+  by bits (the same winners, no branches), in cache-sized blocks of planes over the intra-op threads.
 - Adaptive max pooling walks the taps of the widest window, masking the taps
   past each window's end; ties and NaN as in max pooling.
 - Adaptive average pooling and resampling (nearest, bilinear) are separable
@@ -31,6 +31,9 @@ _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 _F32_F64 = (_F32, _F64)
+# input bytes of a block of planes in the 2x2 max-pool: its taps and picks stay in a core's cache, and the
+# ~20 NumPy calls per block stay few (smaller blocks measured slower, larger ones spill)
+_POOL_BLOCK_BYTES = 1 << 20
 
 
 def _opmath(dt):
@@ -119,7 +122,8 @@ def _max_pool_2x2(x, out_sizes):
     """``max_pool`` of 2x2 windows with stride 2: the four taps made contiguous in one copy, then two rounds of
     pairwise picks with torch's rule (the later tap wins when greater or NaN) - the same winner as torch's walk
     over the taps: the first maximum, or the last NaN. The picks select bits (no branches), so the values and
-    their signs of zero are the winner's own. Planes are split over the intra-op threads."""
+    their signs of zero are the winner's own. Planes go in cache-sized blocks (each block's passes touch memory about
+    once), the blocks split over the intra-op threads."""
     xp = namespace_of(x)
     lead = x.shape[:-2]
     h, w = x.shape[-2:]
@@ -135,7 +139,11 @@ def _max_pool_2x2(x, out_sizes):
 
         def chunk(start, stop):
             p0, p1 = start // (h * w), stop // (h * w)
-            taps = xp.empty((2, 2, p1 - p0, oh, ow), x.dtype)
+            if xp is np:   # this thread's kept buffer: a fresh one of a block's size would page-fault every call
+                taps = parallel.scratch("max_pool_2x2.taps", 4 * (p1 - p0) * oh * ow, x.dtype)
+                taps = taps.reshape(2, 2, p1 - p0, oh, ow)
+            else:
+                taps = xp.empty((2, 2, p1 - p0, oh, ow), x.dtype)
             taps[...] = src[p0:p1].transpose(2, 4, 0, 1, 3)
             (t0, t1), (t2, t3) = taps
 
@@ -162,8 +170,8 @@ def _max_pool_2x2(x, out_sizes):
             xp.multiply(lower, w, out=out, dtype=_I64)
             out += right
             out += base
-        if xp is np:
-            parallel.for_ranges(planes * h * w, h * w, chunk)
+        if xp is np:   # blocks of planes whose taps and picks stay in cache, the blocks over the intra-op threads
+            parallel.for_blocks(planes * h * w, max(1, _POOL_BLOCK_BYTES // (h * w * x.itemsize)) * h * w, chunk)
         else:
             chunk(0, planes * h * w)
     return best.reshape(lead + (oh, ow)), flat.reshape(lead + (oh, ow))
