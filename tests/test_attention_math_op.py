@@ -147,3 +147,18 @@ def test_attention_scale_is_the_square_root_split_over_q_and_k(device):
     w = np.exp(s - s.max(-1, keepdims=True))
     w /= w.sum(-1, keepdims=True)
     np.testing.assert_allclose(out.detach().cpu().numpy(), w @ v.detach().cpu().numpy(), rtol=1e-5)
+
+
+def test_two_threads_split_large_attention_with_the_same_bits(device, monkeypatch):
+    # scores of 1.2M elements: the elementwise steps split over the intra-op threads, as the separate ops do
+    before = npusim.get_num_threads()
+    npusim.set_num_threads(2)
+    try:
+        case = dict(shape=(2, 4, 384, 16))
+        fused = _run(device, case)
+        monkeypatch.setattr(NA, "_one_kernel", lambda *a: False)
+        composed = _run(device, case)
+    finally:
+        npusim.set_num_threads(before)
+    for a, b in zip(fused, composed):
+        assert np.array_equal(_bits(a), _bits(b))

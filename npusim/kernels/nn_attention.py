@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from . import linalg_products as LP
+from . import parallel as P
 from . import reductions as R
 from .array_api import namespace_of
 
@@ -19,6 +20,8 @@ def scaled_operands(q, k, scale):
     """q and k each times sqrt(scale) (torch scales both operands, for range)."""
     xp = namespace_of(q)
     root = math.sqrt(scale)
+    if xp is np:   # large arrays split over the intra-op threads, as the separate ops split them
+        return P.binary(np.multiply, q, root), P.binary(np.multiply, k, root)
     return xp.multiply(q, root), xp.multiply(k, root)
 
 

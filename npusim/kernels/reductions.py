@@ -267,7 +267,11 @@ def softmax_backward(grad, out, axis, dtype):
     as npusim's softmax formula computes it (``grad * out - out * sum(grad * out)``, each step rounded as the
     separate ops round it), with one temporary besides the result; cast to ``dtype`` (the input's)."""
     xp = namespace_of(out)
-    gr = as_array(xp.multiply(grad, out))
-    rows = sum_(gr, (axis,), True, gr.dtype)
-    xp.subtract(gr, xp.multiply(out, rows), out=gr)
+    if xp is np:   # large arrays split over the intra-op threads, as the separate ops split them
+        gr = as_array(P.binary(np.multiply, grad, out))
+        rows = sum_(gr, (axis,), True, gr.dtype)
+        P.binary(np.subtract, gr, P.binary(np.multiply, out, rows), out=gr)
+        return _finish(gr, dtype)
+    gr = xp.multiply(grad, out)
+    xp.subtract(gr, xp.multiply(out, sum_(gr, (axis,), True, gr.dtype)), out=gr)
     return _finish(gr, dtype)
