@@ -140,9 +140,10 @@ class DeviceAllocator:
     # --- the hot path ------------------------------------------------------------------------
     # storage.storage_maker, NpuStorage.__del__ and storage._release_chain inline malloc's and free's fast paths
     # (a cached segment, a log entry): keep them in step.
-    def malloc(self, nbytes: int) -> int:
+    def malloc(self, nbytes: int, cache: dict | None = None) -> int:
         """Account for ``nbytes``; returns the segment size to hand back to ``free`` (0: nothing held).
 
+        ``cache``: where a freed segment of that size is taken from (a memory pool's own; default the allocator's).
         Raises OutOfMemoryError (and accounts nothing) when the request does not fit.
         """
         if nbytes <= _SMALL_LIMIT:
@@ -152,9 +153,14 @@ class DeviceAllocator:
         else:
             size = -(-nbytes // _LARGE_ROUND) * _LARGE_ROUND
         try:
-            self._cache[size].pop()     # atomic: two threads never take the same cached segment
+            (self._cache if cache is None else cache)[size].pop()   # atomic: no two threads take one segment
         except (KeyError, IndexError):
             self._reserve(size, nbytes)
+        return self.log_malloc(nbytes, size)
+
+    def log_malloc(self, nbytes: int, size: int) -> int:
+        """Log an allocation of ``nbytes`` in a segment of ``size`` bytes, which it holds already (cuda mode: CuPy's
+        allocator hook took it); returns ``size``."""
         log = self._log
         log.append(nbytes)
         if len(log) >= _FOLD_EVERY or _allocation_observers:

@@ -199,7 +199,6 @@ def storage_factory(device, alloc, plain):
     if not _open_blocks:
         return plain
     index, cuda = device.index, alloc.backing is not None
-    small, large = _allocator._SMALL_LIMIT, _allocator._LARGE_ROUND
 
     def new_storage(array):
         seg = _current(index)
@@ -219,15 +218,7 @@ def storage_factory(device, alloc, plain):
         if runtime.in_bad_fork:
             runtime.check_fork()
         n = array.nbytes
-        size = ((n + 511) >> 9) << 9 if n <= small else -(-n // large) * large
-        if size:
-            try:
-                seg.cache[size].pop()
-            except (KeyError, IndexError):
-                alloc._reserve(size, n)
-            alloc._log.append(n)
-            if len(alloc._log) >= _allocator._FOLD_EVERY or _allocator._allocation_observers:
-                alloc._after_malloc(size)
+        size = alloc.malloc(n, seg.cache)     # a freed segment of the pool's, or a new one reserved for it
         s = object.__new__(_PoolNpuStorage)
         s._size, s._requested, s._alloc, s._root, s._device, s._pool_seg = size, n, alloc, array, device, seg
         return s

@@ -215,11 +215,7 @@ def _plain_storage(array, n: int, alloc, device, cls):
     """A storage of the plain class (empty arrays, sizes past the class limit): accounted by ``alloc.malloc``
     (emulation) or by its log (cuda mode, where CuPy's hook took the segment), released by ``__del__``."""
     if cls is _CudaNpuStorage:
-        size = segment_of(n) if n else 0
-        if size:
-            alloc._log.append(n)
-            if len(alloc._log) >= _allocator._FOLD_EVERY or _allocator._allocation_observers:
-                alloc._after_malloc(size)
+        size = alloc.log_malloc(n, segment_of(n)) if n else 0
     else:
         size = alloc.malloc(n)
     s = object.__new__(cls)
