@@ -388,13 +388,7 @@ class TypedStorage:
         return TypedStorage(wrap_storage=untyped, dtype=dtype, _internal=True)
 
     def _to(self, dtype):
-        if not isinstance(dtype, D.dtype):
-            raise TypeError(f"Argument 'dtype' must be npusim.dtype, not {type(dtype)}")
-        converted = _tensor_over(self._untyped_storage, self.dtype).to(dtype)
-        storage = TypedStorage(wrap_storage=converted.untyped_storage(), dtype=dtype, _internal=True)
-        if storage._data_ptr() == self._data_ptr():
-            storage = storage._new_wrapped_storage(storage._untyped_storage.clone())
-        return storage
+        return _converted(self._untyped_storage, self.dtype, dtype)
 
     @classmethod
     def from_file(cls, filename, shared, size):
@@ -446,12 +440,18 @@ def _untyped_conversion(dtype_name: str):
 
 def _untyped_to(storage, dtype):
     """The bytes of ``storage`` converted, each to an element of ``dtype`` (a TypedStorage; a copy)."""
+    return _converted(storage, D.uint8, dtype)
+
+
+def _converted(untyped, source_dtype, dtype):
+    """The elements of ``source_dtype`` in ``untyped`` converted to ``dtype``: a new TypedStorage (a copy, also
+    where the conversion changes nothing)."""
     if not isinstance(dtype, D.dtype):
         raise TypeError(f"Argument 'dtype' must be npusim.dtype, not {type(dtype)}")
-    converted = _tensor_over(storage, D.uint8).to(dtype)
+    converted = _tensor_over(untyped, source_dtype).to(dtype)
     out = TypedStorage(wrap_storage=converted.untyped_storage(), dtype=dtype, _internal=True)
-    if out._data_ptr() == storage.data_ptr():
-        out = out._new_wrapped_storage(storage.clone())
+    if out._data_ptr() == untyped.data_ptr():
+        out = out._new_wrapped_storage(untyped.clone())
     return out
 
 
