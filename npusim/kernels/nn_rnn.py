@@ -446,18 +446,20 @@ class _Rounding:
         if not self.fast or a.__class__ is not np.ndarray:
             a[...] = a.astype(self.low)
             return a
-        pair = self.scratch.get(a.shape)
-        if pair is None:
-            pair = self.scratch[a.shape] = (np.empty(a.shape, _F32), np.empty(a.shape, _F32))
-        c, t = pair
-        bits, c_bits = a.view(np.int32), c.view(np.int32)
+        scratch = self.scratch.get(a.shape)
+        if scratch is None:
+            c, t = np.empty(a.shape, _F32), np.empty(a.shape, _F32)
+            scratch = self.scratch[a.shape] = (c, t, c.view(np.int32), t.view(np.int32))
+        c, t, c_bits, t_bits = scratch
+        bits = a.view(np.int32)
         np.maximum(np.bitwise_and(bits, _EXPONENT_BITS, out=c_bits), _HALF_SMALLEST_NORMAL, out=c_bits)
         if not bounded and c_bits.max() >= _HALF_LIMIT:
             a[...] = a.astype(self.low)
             return a
         np.add(c_bits, _HALF_MAGIC, out=c_bits)      # integer operations: NumPy's float maximum is slower
         np.subtract(np.add(a, c, out=t), c, out=t)
-        return np.bitwise_or(t.view(np.int32), np.bitwise_and(bits, _SIGN_BIT, out=c_bits), out=bits).view(_F32)
+        np.bitwise_or(t_bits, np.bitwise_and(bits, _SIGN_BIT, out=c_bits), out=bits)
+        return a
 
 
 def round_to(a, low):
