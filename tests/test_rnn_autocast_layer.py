@@ -121,3 +121,11 @@ def test_infinite_and_nan_inputs_propagate_as_the_steps_do(monkeypatch):
                 with npusim.autocast("npu", dtype=npusim.float16):
                     results.append(host(layer(x)[0]))
         np.testing.assert_array_equal(*results)
+
+
+def test_the_npu_autocast_leaves_the_layer_op_alone():
+    # torch's CUDA autocast lists do not name mkldnn_rnn_layer (only its cpu list does), so the float32 states the
+    # layers hand in reach the kernel uncast
+    op = npusim.ops.aten.mkldnn_rnn_layer.default
+    assert not op.has_kernel_for_dispatch_key("AutocastPrivateUse1")
+    assert op.has_kernel_for_dispatch_key("AutocastCPU")
