@@ -422,7 +422,8 @@ _F16 = np.dtype(np.float16)
 # float32 bit patterns (as int32) of float16's rounding below: the exponent field, the sign, float16's smallest
 # normal magnitude 2**-14, 2**15 (from there float16 overflows), and what turns 2**e into 1.5 * 2**(e + 13)
 _EXPONENT_BITS, _SIGN_BIT = np.int32(0x7F800000), np.int32(-2 ** 31)
-_HALF_SMALLEST_NORMAL, _HALF_LIMIT, _HALF_MAGIC = np.int32(113 << 23), np.int32(142 << 23), np.int32((13 << 23) | (1 << 22))
+_HALF_SMALLEST_NORMAL, _HALF_LIMIT = np.int32(113 << 23), np.int32(142 << 23)
+_HALF_MAGIC = np.int32((13 << 23) | (1 << 22))
 
 
 class _Rounding:
@@ -430,9 +431,9 @@ class _Rounding:
     without converting (NumPy converts one element at a time): adding, then subtracting, c = 1.5 * 2**(e + 13), e the
     exponent of |x| (at least float16's smallest normal exponent, -14), rounds x to a multiple of 2**(e - 10),
     float16's spacing there, to nearest even (c's binade has that spacing and c is an even multiple of it); x's sign
-    bit put back keeps a zero's (a nonzero result has it already). Magnitudes from 2**15 (overflow to infinity), infinities and NaNs take NumPy's cast, as
-    do bfloat16 and CuPy arrays. The bits of the cast (checked over float32 patterns). Keeps its scratch arrays per
-    shape, for a layer's many steps."""
+    bit put back keeps a zero's (a nonzero result has it already). Magnitudes from 2**15 (overflow to infinity),
+    infinities and NaNs take NumPy's cast, as do bfloat16 and CuPy arrays. The bits of the cast (checked over float32
+    patterns). Keeps its scratch arrays per shape, for a layer's many steps."""
 
     def __init__(self, xp, low):
         self.low = low
