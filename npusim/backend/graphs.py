@@ -219,8 +219,7 @@ class CUDAGraph:
     """A graph of npu work (``torch.cuda.CUDAGraph``): ``capture_begin`` / ``capture_end`` record the kernels
     issued on the current stream in between, ``replay`` runs them again on the same memory."""
 
-    def __init__(self, keep_graph: bool = False):
-        self._keep_graph = bool(keep_graph)
+    def __init__(self, keep_graph: bool = False):    # keep_graph: accepted as torch's; the nodes always stay
         self._nodes = None          # the recorded nodes once a capture succeeded
         self._pool = None
         self._debug = False
@@ -286,7 +285,6 @@ class CUDAGraph:
             self._pool = None
             raise _error("operation failed due to a previous error during capture")
         self._nodes = cap.nodes
-        self._pool_storages = cap.pool_storages
 
     def instantiate(self) -> None:
         """Make the captured graph ready to replay (done by ``capture_end``; kept for torch's API)."""
