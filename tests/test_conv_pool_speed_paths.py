@@ -1,6 +1,7 @@
 """Convolution and pooling kernels split over the intra-op threads (the im2col gather by input channels, the
-unit-stride input gradient's shifted adds by input channels) and max-pool backward's reused index buffer give
-the bits of one thread: signed zeros, NaN and infinities included (a NaN's sign is BLAS's), over groups, dilation, padding and 1-3 dims."""
+unit-stride input gradient's shifted adds by input channels, the weight gradient's pieces a gather per thread)
+and max-pool backward's reused index buffer give the bits of one thread: signed zeros, NaN and infinities
+included (a NaN's sign is BLAS's), over groups, dilation, padding and 1-3 dims."""
 import numpy as np
 import pytest
 
@@ -16,6 +17,7 @@ CASES = [  # input shape, weight shape, stride, padding, dilation, groups
     ((2, 8, 17), (8, 2, 3), (1,), (1,), (1,), 4),
     ((2, 3, 5, 6, 7), (4, 3, 2, 3, 2), (1, 1, 1), (1, 0, 1), (1, 2, 1), 1),
     ((3, 12, 9, 9), (18, 4, 3, 3), (1, 1), (1, 1), (1, 1), 3),
+    ((25, 16, 20, 20), (8, 16, 3, 3), (1, 1), (0, 0), (1, 1), 1),   # several weight-gradient pieces per gather
 ]
 
 

@@ -253,9 +253,26 @@ def backward_weight(g, x, kernel, stride, padding, dilation, groups):
     if n and length and ck and o:
         xpad = _pad(x, padding, dt)
         g = g.astype(dt, copy=False)
-        for n0, n1 in _chunks(n, c * math.prod(kernel) * length * dt.itemsize, _WEIGHT_GRAD_CHUNK_BYTES):
-            cols = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
-            gw_t += xp.matmul(cols, _grad_columns(g, n0, n1, groups).swapaxes(1, 2))
+        item_elems = c * math.prod(kernel) * length
+        pieces = _chunks(n, item_elems * dt.itemsize, _WEIGHT_GRAD_CHUNK_BYTES)
+        per_gather = max(1, _CHUNK_BYTES // _WEIGHT_GRAD_CHUNK_BYTES)
+        for i in range(0, len(pieces), per_gather):
+            # a few pieces' columns gathered at once, a piece per thread (one piece alone is too small to split),
+            # then one matmul per piece as before: the same products summed in the same pieces and order
+            group = pieces[i:i + per_gather]
+            cols = [None] * len(group)
+
+            def gather(j0, j1, group=group, cols=cols):
+                if j1 - j0 == len(group):   # not split: each later piece is gathered right before its matmul
+                    j1 = j0 + 1
+                for j in range(j0, j1):
+                    cols[j] = _columns(xpad, *group[j], kernel, stride, dilation, out_sizes, groups)
+            if xp is np:
+                _over_rows(len(group), (group[0][1] - group[0][0]) * item_elems, gather)
+            for (n0, n1), piece in zip(group, cols):
+                if piece is None:
+                    piece = _columns(xpad, n0, n1, kernel, stride, dilation, out_sizes, groups)
+                gw_t += xp.matmul(piece, _grad_columns(g, n0, n1, groups).swapaxes(1, 2))
     gw = xp.ascontiguousarray(gw_t.swapaxes(1, 2)).reshape((o, c // groups) + tuple(kernel))
     return gw if gw.dtype == out_dt else gw.astype(out_dt)
 
