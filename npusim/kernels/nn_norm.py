@@ -89,6 +89,7 @@ def layer_norm_backward(dy, x, n_normalized, mean, rstd, weight, output_mask):
     mean = _cast(mean, acc).reshape(m, 1)
     rstd = _cast(rstd, acc).reshape(m, 1)
     dx = dgamma = dbeta = None
+    scratch = None   # a row-sized array of ours that dx no longer needs (the weighted gradient's)
     if output_mask[0]:
         gg = g if weight is None else g * _cast(weight, acc).reshape(1, n)
         # the row sums as a product and a matrix-vector product (BLAS): short rows reduce slowly one by one
@@ -100,10 +101,11 @@ def layer_norm_backward(dy, x, n_normalized, mean, rstd, weight, output_mask):
         dx = xp.multiply(gg, rstd)
         dx += xp.multiply(xf, b, out=gg if gg is not g else None)
         dx += c
+        scratch = gg if gg is not g else None
         dx = _cast(dx, x.dtype).reshape(x.shape)
     ones_m = xp.ones(m, acc) if output_mask[1] or output_mask[2] else None
     if output_mask[1]:
-        xhat = xf - mean
+        xhat = xf - mean if scratch is None else xp.subtract(xf, mean, out=scratch)
         xhat *= rstd
         xhat *= g
         dgamma = (ones_m @ xhat).reshape(norm_shape)     # column sums through BLAS
