@@ -32,16 +32,15 @@ from .array_api import HALF_TYPES, namespace_of
 _F32 = np.dtype(np.float32)
 _CHUNK_BYTES = 4 << 20   # columns gathered at a time: a few MB stays in cache
 _WEIGHT_GRAD_CHUNK_BYTES = 2 << 20   # the weight gradient's matmul runs fastest on smaller pieces
-# A strided gather, or a shifted add over rows read from another array, costs about two plain copies per
-# element: the row splits below count each element twice when asking ``for_ranges`` for threads, so a chunk's
-# passes (about 1M elements at the cache-sized chunks) go to the intra-op threads too, not only its matmul.
-_PASS_WORK = 2
 
 
 def _over_rows(rows, row_elems, fn):
     """``fn(r0, r1)`` over blocks of ``rows`` rows of ``row_elems`` elements each, split over the intra-op threads
-    when the pass is large (NumPy only: the caller runs CuPy's passes whole)."""
-    unit = max(1, row_elems * _PASS_WORK)
+    when the pass is large by ``for_ranges``' rule (NumPy only: the caller runs CuPy's passes whole). Counting a
+    strided pass as two copies per element, so that the convnet's ~1M-element chunk passes split too, measured
+    slower in its 2-thread step on a busy 2-core machine: each split hands work to a pool thread that must wait
+    for a core while BLAS's spinning worker holds one."""
+    unit = max(1, row_elems)
     P.for_ranges(rows * unit, unit, lambda start, stop: fn(start // unit, stop // unit))
 
 
