@@ -4,6 +4,10 @@ before. Runs in both modes (the chain of cuda mode only logs: CuPy's memory owne
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +16,7 @@ from npusim.backend import allocator as A
 from npusim.backend import storage as S
 
 npu = npusim.npu
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -127,3 +132,31 @@ def test_the_fold_counts_every_event_in_order(count, sizes):
         alloc._fold()
     want = _reference_counters(events)
     assert {m: alloc.counters[m] for m in want} == want
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_after_init_gets_a_refusing_storage_maker():
+    code = """
+import os, numpy as np, npusim
+from npusim.core.c10.device_hooks import storage_factory
+x = npusim.ones(2, device="npu")
+storage_factory(x.device)(np.zeros(2))      # the parent's maker works
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    try:
+        storage_factory(x.device)(np.zeros(2))
+        out = "made"
+    except RuntimeError as e:
+        out = type(e).__name__
+    os.write(w, out.encode())
+    os._exit(0)
+os.close(w)
+os.waitpid(pid, 0)
+print(os.read(r, 100).decode(), storage_factory(x.device)(np.zeros(2)) is not None)
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPUSIM_")}
+    env.update(PYTHONPATH=os.pathsep.join([str(ROOT)] + [p for p in sys.path if "cupy_standin" in p]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["NpuRuntimeError", "True"]

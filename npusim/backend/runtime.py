@@ -12,7 +12,7 @@ import importlib.util
 import os
 import threading
 
-from ..privateuse1 import PRIVATEUSE1, log_api_usage_once, refuse_device_type
+from ..privateuse1 import PRIVATEUSE1, log_api_usage_once, refresh_storage_factories, refuse_device_type
 from .config import Config, read_config
 
 
@@ -150,6 +150,7 @@ class Runtime:
             self.initialized = False
             # the parent's npu tensors are off limits too: every op on them and every read of them raises
             refuse_device_type(PRIVATEUSE1, self.check_fork)
+            refresh_storage_factories()     # the storage makers refuse too (storage.storage_maker)
         self._lock = threading.RLock()
 
     # --- current device (per thread, as CUDA's) ------------------------------------------------------

@@ -152,12 +152,14 @@ def storage_maker(device, allocator, runtime):
     This is the per-op hot path of the npu: one flat function, its collaborators
     bound as defaults, with ``DeviceAllocator.malloc``'s fast path inlined (take a
     cached segment, log the event); reserving new memory, folding a full log and
-    telling observers stay in the allocator.
+    telling observers stay in the allocator. A child forked after the npu initialised
+    gets a maker that refuses (the runtime asks for the makers again after such a fork).
     """
+    if runtime.in_bad_fork:
+        return _refusing(runtime)
+
     def new_storage(array, _alloc=allocator, _classes=allocator.storage_classes, _log=allocator._log, _dev=device,
-                    _rt=runtime, _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
-        if _rt.in_bad_fork:
-            _rt.check_fork()
+                    _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
         n = array.nbytes
         try:
             cls = _classes[n]
@@ -186,10 +188,11 @@ def storage_maker(device, allocator, runtime):
 def cuda_storage_maker(device, allocator, runtime):
     """``storage_maker`` for cuda mode: the same accounting, while the memory itself came from the allocator
     through CuPy's allocator hook when CuPy made the array."""
+    if runtime.in_bad_fork:
+        return _refusing(runtime)
+
     def new_storage(array, _alloc=allocator, _classes=allocator.storage_classes, _log=allocator._log, _dev=device,
-                    _rt=runtime, _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
-        if _rt.in_bad_fork:
-            _rt.check_fork()
+                    _new=object.__new__, _mod=_allocator, _fold=_allocator._FOLD_EVERY):
         n = array.nbytes
         try:
             cls = _classes[n]
@@ -209,6 +212,13 @@ def cuda_storage_maker(device, allocator, runtime):
         s._device = _dev
         return s
     return new_storage
+
+
+def _refusing(runtime):
+    """The storage maker of a child forked after the npu initialised: every new npu array is refused."""
+    def refuse(array):
+        runtime.check_fork()
+    return refuse
 
 
 def _plain_storage(array, n: int, alloc, device, cls):
