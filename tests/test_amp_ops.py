@@ -51,9 +51,9 @@ def _flag(torch_or_npusim, device=None, value=0.0):
 @pytest.mark.parametrize("inv", [0.5, 1.0, 3.0517578125e-05, 0.3])
 def test_unscale_values_and_flag_match_torch(torch, device, dtype, inv):
     rng = np.random.default_rng(0)
-    big = (rng.standard_normal(70_001) * 1e3).tolist()      # split into blocks and over the intra-op threads
+    big = (rng.standard_normal(600_001) * 1e3).tolist()     # split into blocks and over the intra-op threads
     for values, bad in ((big, False), ([1.5, -2.0, 0.0, -0.0, 6e4], False), (big[:50] + [INF] + big[50:], True),
-                        ([NAN, 1.0, 2.0], True), ([-INF, 3.0], True)):
+                        (big[:-3] + [NAN] + big[-3:], True), ([NAN, 1.0, 2.0], True), ([-INF, 3.0], True)):
         tg, ng = _pair(torch, values, dtype, device)
         tf, nf = _flag(torch), _flag(npusim, device)
         torch._amp_foreach_non_finite_check_and_unscale_([tg], tf, torch.tensor(inv))

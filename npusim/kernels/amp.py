@@ -6,9 +6,9 @@ value was an inf or a NaN before the multiplication. ``update_scale_`` is ``_amp
 an inf, grow after ``growth_interval`` clean steps in a row, in double precision rounded to float32 as torch's
 kernel computes ``scale * factor``.
 
-On NumPy arrays the check and the multiplication run block by block (a block's minimum and maximum say whether
-it is finite: NaN propagates through both), so each gradient is read and written once, split over the intra-op
-threads when large. CuPy arrays take whole-array device operations, with no read back to the host.
+On NumPy arrays the check (isfinite into a block-sized mask) and the multiplication run block by block, so each
+gradient is read and written once, split over the intra-op threads when large. CuPy arrays take whole-array
+device operations, with no read back to the host.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from .array_api import BFLOAT16, namespace_of
 _ndarray = np.ndarray
 _F16, _F32 = np.dtype(np.float16), np.dtype(np.float32)
 _HALF = (_F16, BFLOAT16)
-_BLOCK = 1 << 15      # elements of a piece: the piece and its float32 widening stay in the CPU caches
+_BLOCK = 1 << 18      # elements of a piece: the piece, its mask and its float32 widening stay in the CPU caches
 
 
 def non_finite_check_and_unscale_(grads, found_inf, inv_scale) -> None:
@@ -51,7 +51,9 @@ def _host_unscale(g, inv) -> bool:
     found = []
 
     def work(start, stop):
-        wide = np.empty(min(_BLOCK, stop - start), _F32) if half else None
+        size = min(_BLOCK, stop - start)
+        wide = np.empty(size, _F32) if half else None
+        finite = np.empty(size, np.bool_)
         with np.errstate(all="ignore"):
             for lo in range(start, stop, _BLOCK):
                 piece = flat[lo:min(lo + _BLOCK, stop)]
@@ -60,8 +62,11 @@ def _host_unscale(g, inv) -> bool:
                     x = wide[:piece.shape[0]]
                     if not (dt == _F16 and half_casts.copyto(x, piece, "unsafe")):
                         np.copyto(x, piece, casting="unsafe")
-                if not found and not (math.isfinite(x.min()) and math.isfinite(x.max())):
-                    found.append(True)
+                if not found:
+                    f = finite[:piece.shape[0]]
+                    np.isfinite(x, out=f)
+                    if not f.all():
+                        found.append(True)
                 if scale is not None:
                     np.multiply(x, scale, out=x)
                     if half and not (dt == _F16 and half_casts.copyto(piece, x, "unsafe")):
