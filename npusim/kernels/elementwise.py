@@ -237,6 +237,43 @@ def rsqrt(a, out=None):
     return as_array(r)
 
 
+# torch's CPU pow by a number computes these exponents with multiplications and divisions (PowKernel.cpp), so
+# its results are those roundings on every CPU; other exponents go to the library's pow, as NumPy's do.
+_POWER_BY_PRODUCTS = {
+    3.0: lambda d, s: np.multiply(np.multiply(s, s, out=d), s, out=d),             # (x * x) * x
+    -2.0: lambda d, s: np.divide(1, np.multiply(s, s, out=d), out=d),              # 1 / (x * x)
+    -0.5: lambda d, s: np.divide(1, np.sqrt(s, out=d), out=d),                     # 1 / sqrt(x)
+}
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def pow_is_products(dtype, exponent) -> bool:
+    """Whether torch computes ``pow`` of a ``dtype`` tensor by the number ``exponent`` with ``_POWER_BY_PRODUCTS``
+    (float16 widens to float32 pow instead; bfloat16 rounds each product, but its 1 / sqrt is not that one)."""
+    if dtype in _F32_F64:
+        return exponent in _POWER_BY_PRODUCTS
+    return dtype == _BFLOAT16 and exponent in (3.0, -2.0)
+
+
+def power_by_products(a, exponent: float):
+    """torch's ``pow(a, exponent)`` where ``pow_is_products``: each product rounded in ``a``'s dtype, as torch's
+    kernel rounds it (into the offered out= array, per cache-sized block)."""
+    passes = _POWER_BY_PRODUCTS[exponent]
+    xp = namespace_of(a)
+    if xp is not np:    # CuPy: one kernel per product, so each is rounded as on the host
+        if exponent == 3.0:
+            return (a * a) * a
+        return 1 / (a * a) if exponent == -2.0 else 1 / xp.sqrt(a)
+    dest = _block_dest(a.shape, a.dtype)
+    if np.may_share_memory(a, dest):
+        a = a.copy()    # the first pass writes dest before the second reads the base again
+    if dest.size and not _in_blocks(dest, passes, a):
+        passes(dest, a)
+    return dest
+
+
 def sign(a, out=None):
     """torch.sign: -1, 0 or 1 in the input dtype; sign(nan) and sign(-0.0) are 0 (sgn of complex: z / |z|)."""
     if a.dtype.kind == "c":

@@ -585,6 +585,8 @@ def _pow_compute(self, exponent):
             return (a | (not exponent)) if hasattr(a, "shape") else a, cd, dev
         if not cd.is_floating_point and exponent < 0:
             raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if hasattr(a, "shape") and K.pow_is_products(cd.np, exponent):
+            return _array(K.power_by_products(a, float(exponent))), cd, dev
         if cd.np in HALF_TYPES:
             return _array(np.power(a.astype(_F32), exponent)).astype(cd.np), cd, dev
         return _array(_call(np.power, a, b)), cd, dev   # split when large, into the offered out= array
