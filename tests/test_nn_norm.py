@@ -431,3 +431,62 @@ def test_half_precision_matches_torch(torch, device):
             theirs = fn(torch.nn.functional, torch.tensor(x), torch.tensor(w), torch.tensor(b))
         assert ours.dtype is npusim.float16 and theirs.dtype == torch.float16
         np.testing.assert_allclose(host(ours).astype(np.float32), theirs.float().numpy(), rtol=1e-2, atol=1e-2)
+
+
+def _layer_norm_reference(x, k, w, b, eps):
+    """The layer-norm kernels' arithmetic written plainly (fresh temporaries): their work arrays must not move a
+    bit."""
+    acc = np.dtype(np.float32 if x.dtype == np.float16 else x.dtype).type
+    axes = tuple(range(x.ndim - k, x.ndim))
+    xf = x.astype(acc)
+    mean = xf.mean(axis=axes, keepdims=True)
+    y = xf - mean
+    rstd = 1 / np.sqrt((y * y).mean(axis=axes, keepdims=True) + acc(eps))
+    y = y * rstd
+    if w is not None:
+        y *= w.astype(acc)
+        y += b.astype(acc)
+    return y.astype(x.dtype), mean, rstd
+
+
+def _layer_norm_backward_reference(dy, x, k, mean, rstd, w):
+    acc = np.dtype(np.float32 if x.dtype == np.float16 else x.dtype).type
+    n = int(np.prod(x.shape[x.ndim - k:]))
+    m = x.size // n
+    xf, g = x.astype(acc).reshape(m, n), dy.astype(acc).reshape(m, n)
+    mean, rstd = mean.astype(acc).reshape(m, 1), rstd.astype(acc).reshape(m, 1)
+    gg = g if w is None else g * w.astype(acc).reshape(1, n)
+    ds, db = np.einsum("ij,ij->i", gg, xf).reshape(m, 1), (gg @ np.ones(n, acc)).reshape(m, 1)
+    scale = acc(1 / n)
+    bb = (db * mean - ds) * rstd * rstd * rstd * scale
+    c = -bb * mean - db * rstd * scale
+    dx = gg * rstd + xf * bb + c
+    xhat = xf - mean   # scaled in place, keeping x's layout (the column sums run over it)
+    xhat *= rstd
+    xhat *= g
+    ones = np.ones(m, acc)
+    return dx.astype(x.dtype).reshape(x.shape), (ones @ xhat).reshape(x.shape[x.ndim - k:]), \
+        (ones @ g).reshape(x.shape[x.ndim - k:])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "strided x", "strided grad"])
+def test_layer_norm_kernels_work_arrays_keep_the_bits(dtype, layout):
+    from npusim.kernels import nn_norm as K
+    rng = np.random.default_rng(11)
+    for shape, k in (((4, 6, 10), 1), ((8, 130), 1), ((3, 5, 4, 6), 2)):
+        x, g = ((rng.standard_normal(shape) * 3 + 1).astype(dtype) for _ in range(2))
+        if layout == "strided x":
+            x = np.ascontiguousarray(np.swapaxes(x, 0, -1)).swapaxes(0, -1)
+        if layout == "strided grad":
+            g = np.ascontiguousarray(np.swapaxes(g, 0, -1)).swapaxes(0, -1)
+        w, b = (rng.standard_normal(shape[-k:]).astype(dtype) for _ in range(2))
+        stat = np.float32 if dtype == np.float16 else dtype
+        y, mean, rstd = K.layer_norm(x, k, w, b, 1e-5, stat)
+        ry, rmean, rrstd = _layer_norm_reference(x, k, w, b, 1e-5)
+        for a, r in ((y, ry), (mean, rmean), (rstd, rrstd)):
+            assert np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(r).view(np.uint8))
+        got = K.layer_norm_backward(g, x, k, mean, rstd, w, [True, True, True])
+        want = _layer_norm_backward_reference(g, x, k, mean, rstd, w)
+        for a, r in zip(got, want):
+            assert np.array_equal(np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(r).view(np.uint8))

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from . import parallel as P
 from .array_api import HALF_TYPES, namespace_of
 
 _F32 = np.dtype(np.float32)
@@ -49,6 +50,18 @@ def _affine(y, weight, bias, shape):
     return y
 
 
+def _work_like(y, spare):
+    """An array of ``y``'s shape and C layout for a temporary: ``spare`` (an array of ours no longer needed), or a
+    reused per-thread NumPy work array (a fresh one of this size would take fresh pages on every call); None (a
+    fresh array) when ``y`` is not a C-contiguous NumPy array, so the temporary keeps NumPy's own layout."""
+    if y.__class__ is not np.ndarray or not y.flags.c_contiguous:
+        return None
+    if spare is not None and spare.__class__ is np.ndarray and spare.flags.c_contiguous and \
+            spare.shape == y.shape and spare.dtype == y.dtype:
+        return spare
+    return P.scratch("nn_norm.work", y.size, y.dtype).reshape(y.shape)
+
+
 def layer_norm(x, n_normalized, weight, bias, eps, stat_dtype):
     """Normalise over the last ``n_normalized`` dims; returns (y, mean, rstd), the statistics shaped
     ``x.shape[:-n] + (1,) * n`` in ``stat_dtype``."""
@@ -63,7 +76,8 @@ def layer_norm(x, n_normalized, weight, bias, eps, stat_dtype):
     xp = namespace_of(xf)
     mean = xf.mean(axis=axes, keepdims=True)
     y = xf - mean   # the centred input is kept: it is the variance's deviations and the output's numerator
-    var = xp.multiply(y, y).mean(axis=axes, keepdims=True)
+    work = _work_like(y, xf if xf is not x else None)
+    var = (y * y if work is None else xp.multiply(y, y, out=work)).mean(axis=axes, keepdims=True)
     rstd = _rstd(var, eps)
     y = _affine(xp.multiply(y, rstd, out=y), weight, bias, x.shape[x.ndim - n_normalized:])
     return _cast(y, x.dtype), _cast(mean, stat_dtype), _cast(rstd, stat_dtype)
@@ -91,7 +105,11 @@ def layer_norm_backward(dy, x, n_normalized, mean, rstd, weight, output_mask):
     dx = dgamma = dbeta = None
     scratch = None   # a row-sized array of ours that dx no longer needs (the weighted gradient's)
     if output_mask[0]:
-        gg = g if weight is None else g * _cast(weight, acc).reshape(1, n)
+        if weight is None:
+            gg = g
+        else:
+            w_row, work = _cast(weight, acc).reshape(1, n), _work_like(g, None)
+            gg = g * w_row if work is None else xp.multiply(g, w_row, out=work)
         # the row sums as a product and a matrix-vector product (BLAS): short rows reduce slowly one by one
         ds = xp.einsum("ij,ij->i", gg, xf).reshape(m, 1)
         db = (gg @ xp.ones(n, acc)).reshape(m, 1)
@@ -101,7 +119,8 @@ def layer_norm_backward(dy, x, n_normalized, mean, rstd, weight, output_mask):
         dx = xp.multiply(gg, rstd)
         dx += xp.multiply(xf, b, out=gg if gg is not g else None)
         dx += c
-        scratch = gg if gg is not g else None
+        # (only where x - mean would be laid out as it: the column sums below run over its layout)
+        scratch = gg if gg is not g and gg.flags.c_contiguous and xf.flags.c_contiguous else None
         dx = _cast(dx, x.dtype).reshape(x.shape)
     ones_m = xp.ones(m, acc) if output_mask[1] or output_mask[2] else None
     if output_mask[1]:
