@@ -8,6 +8,7 @@ a child forked after its parent initialised it refuses to use it.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
@@ -68,7 +69,6 @@ class _ThreadState(threading.local):
 class Runtime:
     def __init__(self):
         self._lock = threading.RLock()
-        self._config: Config | None = None
         self.mode: str | None = None
         self.initialized = False
         self.in_bad_fork = False
@@ -79,11 +79,10 @@ class Runtime:
         self._probe_error = ""   # why a forced-cuda probe failed: later calls fail the same way, without probing
 
     # --- configuration and mode -------------------------------------------------------------
-    @property
+    @functools.cached_property
     def config(self) -> Config:
-        if self._config is None:
-            self._config = read_config()
-        return self._config
+        """The settings, read at first use (then a plain attribute: the CPU fallback reads it on every call)."""
+        return read_config()
 
     def probe(self) -> str:
         """Decide the mode once: ``cuda`` (CuPy + a GPU) or ``emulation``."""
