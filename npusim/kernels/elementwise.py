@@ -526,11 +526,19 @@ _ERF32_LIMIT = (np.float32(-4.0), np.float32(4.0))
 
 
 def _erf_into(y, work):
-    """erf(y) into float32 ``y`` with three work arrays of its shape: the rational fit step by step in place (NaN
-    kept). NumPy ufuncs with out=, so CuPy arrays take the same steps."""
-    mul, add = np.multiply, np.add
+    """erf(y) into float32 NumPy ``y`` with three work arrays of its shape: the rational fit step by step in place
+    (NaN kept)."""
     nan = np.isnan(y)
     kept = y[nan] if nan.any() else None
+    _erf_fit_into(y, work)
+    if kept is not None:
+        y[nan] = kept
+
+
+def _erf_fit_into(y, work):
+    """The rational fit of ``_erf_into`` without the NaN step. NumPy ufuncs with out=, so CuPy arrays take the
+    same steps."""
+    mul, add = np.multiply, np.add
     x2, p, q = work
     np.clip(y, *_ERF32_LIMIT, out=y)
     mul(y, y, out=x2)
@@ -542,8 +550,6 @@ def _erf_into(y, work):
             add(acc, c, out=acc)
     mul(p, y, out=p)
     np.divide(p, q, out=y)
-    if kept is not None:
-        y[nan] = kept
 
 
 def _erf_float32(xp, a):
@@ -558,8 +564,12 @@ def _erf_float32(xp, a):
             work = P.scratch("erf.work", 3 * _BLOCK, np.float32)
             _erf_into(flat[s:e], (work[:m], work[_BLOCK:_BLOCK + m], work[2 * _BLOCK:2 * _BLOCK + m]))
         P.for_blocks(y.size, _BLOCK, piece)
-    else:
-        _erf_into(y, [xp.empty_like(y) for _ in range(3)])
+    elif xp is np:
+        _erf_into(y, [np.empty_like(y) for _ in range(3)])
+    else:   # CuPy: NaN kept by a select on the device (asking whether there is any would read back to the host)
+        saved = y.copy()
+        _erf_fit_into(y, [xp.empty_like(y) for _ in range(3)])
+        y = xp.where(xp.isnan(saved), saved, y)
     return y
 
 
