@@ -36,7 +36,7 @@ HANDLED_ELSEWHERE = frozenset({
     "_thnn_fused_lstm_cell", "_thnn_fused_lstm_cell_backward_impl", "_thnn_fused_gru_cell",
     "_thnn_fused_gru_cell_backward",
     # backward ops that backward_kernels.py registers on the arrays
-    "threshold_backward", "native_layer_norm_backward", "mse_loss_backward",
+    "threshold_backward", "native_layer_norm_backward", "mse_loss_backward", "_softmax_backward_data",
     # the gradient scaler's ops: amp_kernels.py registers them on the arrays
     "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
 })
