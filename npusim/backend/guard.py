@@ -7,6 +7,8 @@ the runtime (per thread); the current streams in ``streams``; event handles in
 """
 from __future__ import annotations
 
+import functools
+
 from .. import device
 from ..privateuse1 import PRIVATEUSE1, DeviceGuardImplInterface, privateuse1_backend_name
 from ..kernels import device_checks
@@ -24,6 +26,9 @@ class NpuGuardImpl(DeviceGuardImplInterface):
     def __init__(self):
         self._tls = runtime._tls
         self._device_generic: set = set()
+        # the dispatcher's per-call question, answered without a Python frame: the thread's current device (the
+        # class's default 0 until the thread sets one), as the method below
+        self.current_index = functools.partial(getattr, self._tls, "device")
 
     def mark_device_generic(self, kernels) -> None:
         """Kernels that take their device from their inputs and never read the current device."""
