@@ -174,3 +174,28 @@ def reported_later(check):
     yield
     with pytest.raises(RuntimeError, match="device-side assert triggered: " + re.escape(check)):
         device_checks.raise_pending()
+
+
+@pytest.fixture
+def quiet_npu_memory():
+    """Garbage from earlier tests is freed and the npu's cache emptied before a memory count starts, so nothing is
+    freed in the middle of it."""
+    import gc
+    npusim.npu.init()
+    gc.collect()
+    npusim.npu.empty_cache()
+    yield
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def intra_op_threads(request):
+    """One intra-op thread, or two with a grain of one cache-sized block, so kernels that run per block split
+    over both even at test sizes."""
+    from npusim.core.runtime import parallel_config
+    from npusim.kernels import parallel
+    previous, grain = npusim.get_num_threads(), parallel_config.GRAIN_SIZE
+    parallel_config.GRAIN_SIZE = parallel.BLOCK
+    npusim.set_num_threads(request.param)
+    yield request.param
+    parallel_config.GRAIN_SIZE = grain
+    npusim.set_num_threads(previous)

@@ -4,22 +4,10 @@ import numpy as np
 import pytest
 
 import npusim
-from npusim.core.runtime import parallel_config
 from npusim.kernels import elementwise as E
 from npusim.kernels import parallel
 
 N = 3 * parallel.BLOCK + 37     # several blocks and a short last one
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    """One thread, or two with a grain small enough that the blocks split over both."""
-    previous, grain = npusim.get_num_threads(), parallel_config.GRAIN_SIZE
-    parallel_config.GRAIN_SIZE = parallel.BLOCK
-    npusim.set_num_threads(request.param)
-    yield request.param
-    parallel_config.GRAIN_SIZE = grain
-    npusim.set_num_threads(previous)
 
 
 def _any_bits(dtype, seed):
@@ -38,7 +26,7 @@ def _same_bits(a, b):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sigmoid_rsqrt(threads, dtype):
+def test_sigmoid_rsqrt(intra_op_threads, dtype):
     x = _any_bits(dtype, 0)
     expect = np.empty_like(x)
     E._sigmoid_float(x, expect)
@@ -47,7 +35,7 @@ def test_sigmoid_rsqrt(threads, dtype):
         _same_bits(E.rsqrt(x), np.reciprocal(np.sqrt(x)))
 
 
-def test_sigmoid_rsqrt_float16(threads):
+def test_sigmoid_rsqrt_float16(intra_op_threads):
     x = np.random.default_rng(1).integers(0, 1 << 16, N, dtype=np.uint16).view(np.float16)
     x[:4] = [np.nan, -np.inf, np.inf, -0.0]
     expect = np.empty_like(x)
@@ -60,7 +48,7 @@ def test_sigmoid_rsqrt_float16(threads):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
 @pytest.mark.parametrize("bounds", [(0.2, 0.8), (0.0, 1.0), (-0.0, 0.0), (np.nan, 1.0), (0.0, np.nan), (None, 0.5),
                                     (0.5, None), (-0.0, None)])
-def test_clamp_number_bounds(threads, dtype, bounds):
+def test_clamp_number_bounds(intra_op_threads, dtype, bounds):
     if np.dtype(dtype).kind == "i":
         if any(b is not None and not float(b).is_integer() for b in bounds):
             pytest.skip("integral bounds only")
@@ -78,7 +66,7 @@ def test_clamp_number_bounds(threads, dtype, bounds):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("weight", [0.3, 0.7, -2.0, 0.0, 1.0])
-def test_lerp_number_weight(threads, dtype, weight):
+def test_lerp_number_weight(intra_op_threads, dtype, weight):
     start, end = _any_bits(dtype, 3), _any_bits(dtype, 4)
     with np.errstate(all="ignore"):
         diff = np.subtract(end, start)
@@ -90,7 +78,7 @@ def test_lerp_number_weight(threads, dtype, weight):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.int64, np.complex64])
-def test_where_bit_select(threads, dtype):
+def test_where_bit_select(intra_op_threads, dtype):
     rng = np.random.default_rng(5)
     if np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize >= 4:
         a, b = _any_bits(dtype, 6), _any_bits(dtype, 7)
@@ -101,7 +89,7 @@ def test_where_bit_select(threads, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_scaled_sum_and_addc(threads, dtype):
+def test_scaled_sum_and_addc(intra_op_threads, dtype):
     a, b, c = _any_bits(dtype, 8), _any_bits(dtype, 9), _any_bits(dtype, 10)
     t = np.dtype(dtype).type
     with np.errstate(all="ignore"):
@@ -114,7 +102,7 @@ def test_scaled_sum_and_addc(threads, dtype):
                 _same_bits(E.addc(a, b, c, value, divide), expect)
 
 
-def test_for_blocks_covers_the_range(threads):
+def test_for_blocks_covers_the_range(intra_op_threads):
     seen = []
     parallel.for_blocks(N, parallel.BLOCK, lambda s, e: seen.append((s, e)))
     seen.sort()
@@ -123,7 +111,7 @@ def test_for_blocks_covers_the_range(threads):
     assert all(e - s <= parallel.BLOCK for s, e in seen)
 
 
-def test_ops_with_out_land_in_out(threads):
+def test_ops_with_out_land_in_out(intra_op_threads):
     x = npusim.from_numpy(_any_bits(np.float32, 11))
     y = npusim.from_numpy(_any_bits(np.float32, 12))
     z = npusim.empty(N)
@@ -138,7 +126,7 @@ def test_ops_with_out_land_in_out(threads):
             _same_bits(z.numpy(), op(npusim.empty(N)).numpy())
 
 
-def test_erf_and_gelu_blocks_equal_the_whole_array_forms(threads):
+def test_erf_and_gelu_blocks_equal_the_whole_array_forms(intra_op_threads):
     from npusim.kernels import nn_activation as NA
     x2 = np.concatenate([_any_bits(np.float32, 13), (np.random.default_rng(14).standard_normal(N) * 3)
                          .astype(np.float32)])

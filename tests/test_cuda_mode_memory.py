@@ -6,7 +6,6 @@ These run when the npu is in cuda mode (the CuPy stand-in or a GPU); in the emul
 """
 from __future__ import annotations
 
-import gc
 import json
 import os
 import subprocess
@@ -43,14 +42,6 @@ def run_fresh(code: str, mode: str, env=None) -> str:
     return r.stdout
 
 
-@pytest.fixture
-def quiet():
-    npu.init()
-    gc.collect()
-    npu.empty_cache()
-    yield
-
-
 def test_memory_stats_has_the_emulations_keys():
     npu.init()
     emulated = json.loads(run_fresh("""
@@ -63,7 +54,7 @@ def test_memory_stats_has_the_emulations_keys():
     assert all(isinstance(v, int) for v in stats.values())
 
 
-def test_allocating_and_freeing_moves_allocated_by_the_rounded_size(quiet):
+def test_allocating_and_freeing_moves_allocated_by_the_rounded_size(quiet_npu_memory):
     before = npu.memory_stats()
     x = npusim.empty(1000, device="npu")                 # 4000 bytes: a 4096-byte block
     s = npu.memory_stats()
@@ -83,7 +74,7 @@ def test_allocating_and_freeing_moves_allocated_by_the_rounded_size(quiet):
     assert npu.memory_allocated() == before["allocated_bytes.all.current"]
 
 
-def test_reserved_is_the_memory_cupys_pool_holds_and_empty_cache_returns_it(quiet):
+def test_reserved_is_the_memory_cupys_pool_holds_and_empty_cache_returns_it(quiet_npu_memory):
     import cupy
     pool = cupy.get_default_memory_pool()
 
@@ -105,7 +96,7 @@ def test_reserved_is_the_memory_cupys_pool_holds_and_empty_cache_returns_it(quie
     assert npu.mem_get_info()[0] <= npu.mem_get_info()[1] - npu.memory_reserved()
 
 
-def test_a_cached_segment_is_reused_only_on_its_stream(quiet):
+def test_a_cached_segment_is_reused_only_on_its_stream(quiet_npu_memory):
     base = npu.memory_reserved()
     x = npusim.empty(3 * MiB // 4, device="npu")
     del x                                               # cached for the default stream
@@ -148,7 +139,7 @@ def test_out_of_memory_reads_the_same_in_both_modes():
     assert cuda.splitlines()[1] == f"{48 * MiB} {48 * MiB} 2 1"
 
 
-def test_mem_get_info_is_the_devices_free_memory(quiet):
+def test_mem_get_info_is_the_devices_free_memory(quiet_npu_memory):
     npu.empty_cache()
     free, total = npu.mem_get_info()
     assert total == npu.get_device_properties().total_memory and 0 < free <= total

@@ -7,7 +7,6 @@ NumPy's MemoryError instead of the npu's OutOfMemoryError.
 """
 from __future__ import annotations
 
-import gc
 import os
 import subprocess
 import sys
@@ -36,18 +35,9 @@ def run_fresh(code: str, env=None) -> str:
     return r.stdout
 
 
-@pytest.fixture
-def quiet():
-    """Garbage from earlier tests must not be freed in the middle of a count."""
-    npu.init()
-    gc.collect()
-    npu.empty_cache()
-    yield
-
-
 # --- allocated vs reserved, as torch.cuda counts them -------------------------------------------------------
 
-def test_allocation_rounds_to_512_bytes_and_freeing_lowers_allocated(quiet):
+def test_allocation_rounds_to_512_bytes_and_freeing_lowers_allocated(quiet_npu_memory):
     base, base_count = npu.memory_allocated(), npu.memory_stats()["allocation.all.current"]
     x = npusim.empty(1000, device="npu")       # 4000 bytes
     assert npu.memory_allocated() - base == 4096
@@ -59,7 +49,7 @@ def test_allocation_rounds_to_512_bytes_and_freeing_lowers_allocated(quiet):
     assert npu.memory_stats()["allocation.all.current"] == base_count
 
 
-def test_freed_blocks_stay_reserved_until_empty_cache(quiet):
+def test_freed_blocks_stay_reserved_until_empty_cache(quiet_npu_memory):
     base_reserved = npu.memory_reserved()
     x = npusim.empty(3 * MiB // 4, device="npu")     # 3 MiB: a large-pool block in a 4 MiB segment
     allocated = npu.memory_allocated()
@@ -74,7 +64,7 @@ def test_freed_blocks_stay_reserved_until_empty_cache(quiet):
     assert npu.memory_reserved() == base_reserved
 
 
-def test_zero_size_tensors_and_views_hold_no_new_memory(quiet):
+def test_zero_size_tensors_and_views_hold_no_new_memory(quiet_npu_memory):
     base = npu.memory_allocated()
     e = npusim.empty(0, device="npu")
     assert npu.memory_allocated() == base
@@ -89,7 +79,7 @@ def test_zero_size_tensors_and_views_hold_no_new_memory(quiet):
     del e
 
 
-def test_peaks_include_temporaries_and_reset(quiet):
+def test_peaks_include_temporaries_and_reset(quiet_npu_memory):
     x = npusim.ones(MiB // 4, device="npu")     # 1 MiB
     npu.reset_peak_memory_stats()
     start = npu.memory_allocated()
@@ -104,7 +94,7 @@ def test_peaks_include_temporaries_and_reset(quiet):
     del x
 
 
-def test_accumulated_counts_and_their_reset(quiet):
+def test_accumulated_counts_and_their_reset(quiet_npu_memory):
     npu.reset_accumulated_memory_stats()
     s = npu.memory_stats()
     assert s["allocation.all.allocated"] == s["allocation.all.freed"] == 0
@@ -132,7 +122,7 @@ def test_memory_stats_has_torch_cuda_keys():
     assert s["active_bytes.all.current"] == s["allocated_bytes.all.current"]
 
 
-def test_devices_count_their_memory_separately(quiet):
+def test_devices_count_their_memory_separately(quiet_npu_memory):
     b0, b1 = npu.memory_allocated(0), npu.memory_allocated(1)
     x = npusim.empty(MiB // 4, device="npu:1")
     assert npu.memory_allocated(1) - b1 == MiB and npu.memory_allocated(0) == b0
@@ -144,7 +134,7 @@ def test_devices_count_their_memory_separately(quiet):
 
 # the emulation's model; on a GPU free is the driver's figure, which other contexts move too (test_cuda_mode_memory.py)
 @pytest.mark.emulation_only
-def test_mem_get_info_reports_free_as_capacity_minus_reserved(quiet):
+def test_mem_get_info_reports_free_as_capacity_minus_reserved(quiet_npu_memory):
     free, total = npu.mem_get_info()
     assert total == npu.get_device_properties().total_memory
     assert free == total - npu.memory_reserved()
@@ -162,7 +152,7 @@ def test_memory_summary_is_a_table():
     assert "device ID 1" in npu.memory_summary(1)
 
 
-def test_ops_account_their_results_once(quiet):
+def test_ops_account_their_results_once(quiet_npu_memory):
     x = npusim.randn(64, 64, device="npu")
     base = npu.memory_allocated()
     results = [x @ x, x.sum(0), x.t().contiguous(), x.to(npusim.float64), x[x > 0], npusim.cat([x, x])]

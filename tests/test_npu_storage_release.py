@@ -19,21 +19,13 @@ npu = npusim.npu
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture
-def quiet():
-    npu.init()
-    gc.collect()
-    npu.empty_cache()
-    yield
-
-
 def _stats():
     s = npu.memory_stats()
     return (s["allocated_bytes.all.current"], s["requested_bytes.all.current"], s["allocation.all.current"],
             s["segment.all.current"])
 
 
-def test_storages_of_one_size_share_a_class_and_free_exactly(quiet):
+def test_storages_of_one_size_share_a_class_and_free_exactly(quiet_npu_memory):
     base = _stats()
     xs = [npusim.empty(3, device="npu") for _ in range(5)]      # 12 bytes each
     assert len({type(x.untyped_storage()) for x in xs}) == 1
@@ -49,7 +41,7 @@ def test_storages_of_one_size_share_a_class_and_free_exactly(quiet):
     del y
 
 
-def test_many_tiny_ops_leave_the_statistics_where_they_were(quiet):
+def test_many_tiny_ops_leave_the_statistics_where_they_were(quiet_npu_memory):
     x = npusim.ones(2, 2, device="npu")
     base = _stats()
     for _ in range(20000):      # past the log's fold
@@ -59,7 +51,7 @@ def test_many_tiny_ops_leave_the_statistics_where_they_were(quiet):
     assert peak >= base[0] + 2 * 512
 
 
-def test_resize_takes_the_accounting_of_the_new_size(quiet):
+def test_resize_takes_the_accounting_of_the_new_size(quiet_npu_memory):
     base = npu.memory_allocated()
     x = npusim.empty(3, device="npu")                            # 12 bytes
     st = x.untyped_storage()
@@ -71,7 +63,7 @@ def test_resize_takes_the_accounting_of_the_new_size(quiet):
     assert npu.memory_allocated() == base
 
 
-def test_observers_see_frees_of_storages_made_before_them(quiet):
+def test_observers_see_frees_of_storages_made_before_them(quiet_npu_memory):
     x = npusim.empty(3, device="npu")
     seen = []
 

@@ -6,20 +6,9 @@ import numpy as np
 import pytest
 
 import npusim
-from npusim.core.runtime import parallel_config
 from npusim.kernels import parallel
 
 N = 2 * parallel.BLOCK + 11     # blocks and a short last one
-
-
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    previous, grain = npusim.get_num_threads(), parallel_config.GRAIN_SIZE
-    parallel_config.GRAIN_SIZE = parallel.BLOCK
-    npusim.set_num_threads(request.param)
-    yield request.param
-    parallel_config.GRAIN_SIZE = grain
-    npusim.set_num_threads(previous)
 
 
 def _values(dtype, n=N):
@@ -47,7 +36,7 @@ def _same_bits(t, expect):
 @pytest.mark.parametrize("dtype,exponent", [(np.float32, 3), (np.float32, -2), (np.float32, -0.5),
                                             (np.float64, 3), (np.float64, -2.0), (np.float64, -0.5),
                                             (ml_dtypes.bfloat16, 3), (ml_dtypes.bfloat16, -2)])
-def test_every_form_rounds_each_product(device, threads, dtype, exponent):
+def test_every_form_rounds_each_product(device, intra_op_threads, dtype, exponent):
     x = _values(dtype)
     expect = _expected(x, exponent)
     base = npusim.tensor(x, device=device)
