@@ -217,19 +217,27 @@ def _steps(count, reverse):
     return range(count - 1, -1, -1) if reverse else range(count)
 
 
+def _lstm_buffers(input_gates, dt, b_hh):
+    """The arrays an LSTM layer's forward writes, in ``dt``: the workspace and its three blocks, the output, b_hh
+    as a column, and the per-step scratch (pre-activations, exp, a product, the projection, a mask)."""
+    xp = namespace_of(input_gates)
+    steps, batch, width = input_gates.shape
+    h = width // 4
+    workspace = xp.empty(steps * batch * 6 * h, dt)
+    return (workspace, *_workspace_blocks(workspace, steps, batch, h), xp.empty((steps, batch, h), dt),
+            None if b_hh is None else b_hh.reshape(width, 1),
+            xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt),
+            xp.empty((width, batch), dt), xp.empty((batch, width), bool))
+
+
 def lstm_layer(input_gates, hx, cx, w_hh, b_hh, reverse):
     """(output, hy, cy, workspace) of an LSTM layer over ``input_gates`` (time, batch, 4 hidden); the workspace
     holds, per step, the activated gates, then the cell states, then their tanh (three contiguous blocks)."""
     xp = namespace_of(input_gates)
     steps, batch, width = input_gates.shape
     h = width // 4
-    dt = input_gates.dtype
-    workspace = xp.empty(steps * batch * 6 * h, dt)
-    gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
-    output = xp.empty((steps, batch, h), dt)
-    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
-    pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
-    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, width), bool)
+    workspace, gates_all, cells, tanh_cells, output, b_hh_column, pre, e, product, projection, mask = \
+        _lstm_buffers(input_gates, input_gates.dtype, b_hh)
     hidden, cell = hx, cx
     for t in _steps(steps, reverse):
         xp.add(input_gates[t], _hidden_projection(hidden, w_hh, b_hh_column, projection), out=pre)
@@ -496,12 +504,8 @@ def lstm_layer_rounded(input_gates, hx, cx, w_hh, b_hh, reverse, low):
     steps, batch, width = input_gates.shape
     h = width // 4
     dt = _F32
-    workspace = xp.empty(steps * batch * 6 * h, dt)
-    gates_all, cells, tanh_cells = _workspace_blocks(workspace, steps, batch, h)
-    output = xp.empty((steps, batch, h), dt)
-    b_hh_column = None if b_hh is None else b_hh.reshape(width, 1)
-    pre, e, product = xp.empty((batch, width), dt), xp.empty((batch, width), dt), xp.empty((batch, h), dt)
-    projection, mask = xp.empty((width, batch), dt), xp.empty((batch, width), bool)
+    workspace, gates_all, cells, tanh_cells, output, b_hh_column, pre, e, product, projection, mask = \
+        _lstm_buffers(input_gates, dt, b_hh)
     hidden_low = xp.empty((batch, h), dt)
     rounded = _Rounding(xp, low)
     hidden, cell = hx, cx
