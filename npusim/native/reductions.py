@@ -639,9 +639,11 @@ def softmax_backward_data(grad_output, output, dim, input_dtype):
     if list(grad_output.shape) != list(output.shape):
         raise RuntimeError(f"_softmax_backward_data: grad_output of shape {list(grad_output.shape)} does not "
                            f"match the output's {list(output.shape)}")
-    a = output._a
-    return C.make(R.softmax_backward(grad_output._a, a, _wrap_dim(dim, a.ndim) if a.ndim else 0, input_dtype.np),
-                  dev)
+    a, go = output._a, grad_output._a
+    if not a.ndim:  # a 0-dim softmax is one row of one value
+        r = R.softmax_backward(go.reshape(1), a.reshape(1), 0, input_dtype.np).reshape(())
+        return C.make(r, dev)
+    return C.make(R.softmax_backward(go, a, _wrap_dim(dim, a.ndim), input_dtype.np), dev)
 
 
 def _refuse_non_tensor(name, self):

@@ -13,40 +13,22 @@ import math
 
 from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
-from ..tensor import Tensor
 from . import grad_mode
 from .derivatives import derivative
 from .formulas_elementwise import sum_to
-from .formulas_reductions import softmax_backward
+from .formulas_reductions import row_sums as _row_sums
+from .formulas_reductions import softmax_backward, softmax_input_grad as _softmax_input_grad
 
 _mul, _sub, _add = aten.mul.Tensor, aten.sub.Tensor, aten.add.Tensor
-_FUSED_DTYPES = (D.float32, D.float64)
 
 
 def _mT(t):
     return aten.transpose.int(t, -2, -1)
 
 
-def _row_sums(t, dim):
-    return aten.sum.dim_IntList(t, [dim], True)
-
-
-def _softmax_input_grad(g, out, dim, input_dtype):
-    """softmax's gradient: the fused op, or (under create_graph, for 16-bit outputs, for vmap's batched tensors)
-    softmax's formula."""
-    if grad_mode.tls.enabled or out.dtype not in _FUSED_DTYPES or g.dtype is not out.dtype or \
-            g.__class__ is not Tensor or out.__class__ is not Tensor:
-        gr = _mul(g, out)
-        r = _sub(gr, _mul(out, _row_sums(gr, dim)))
-        return r if r.dtype is input_dtype else aten._to_copy.default(r, dtype=input_dtype)
-    return aten._softmax_backward_data.default(g, out, dim, input_dtype)
-
-
 @derivative("_safe_softmax", save=("dim", "self_meta"), save_result=True, name="SafeSoftmaxBackward0")
 def safe_softmax_backward(ctx, g):
-    if grad_mode.tls.enabled:
-        return softmax_backward(ctx, g)
-    return _softmax_input_grad(g, ctx.result, ctx.dim, ctx.self_meta.dtype)
+    return softmax_backward(ctx, g)
 
 
 @derivative("_softmax_backward_data", inputs=("grad_output", "output"), save=("grad_output", "output", "dim"),

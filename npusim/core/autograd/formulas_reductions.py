@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import math
 
+from ..c10 import dtype as D
 from ..dispatch.ops_namespace import aten
+from ..tensor import Tensor
+from . import grad_mode
 from .formulas_complex import holomorphic
 from .derivatives import derivative
 from .formulas_elementwise import as_input
@@ -290,11 +293,25 @@ def cumprod_backward(ctx, g):
 # back in x's (torch's _softmax_backward_data takes input_dtype)
 @derivative("softmax.int", "_softmax", save=("dim", "self_meta"), save_result=True)
 def softmax_backward(ctx, g):
-    r = ctx.result
-    dim = ctx.dim
-    gr = _mul(g, r)
-    out = _sub(gr, _mul(r, aten.sum.dim_IntList(gr, [dim], True)))
-    return _to(out, ctx.self_meta.dtype)
+    return softmax_input_grad(g, ctx.result, ctx.dim, ctx.self_meta.dtype)
+
+
+_FUSED_DTYPES = (D.float32, D.float64)
+
+
+def row_sums(t, dim):
+    return aten.sum.dim_IntList(t, [dim], True)
+
+
+def softmax_input_grad(g, out, dim, input_dtype):
+    """softmax's gradient g * out - out * rowsum(g * out), in ``input_dtype``: torch's _softmax_backward_data op
+    (one kernel, the formula's values), or the formula's differentiable ops (under create_graph, for 16-bit
+    outputs, for vmap's batched tensors)."""
+    if grad_mode.tls.enabled or out.dtype not in _FUSED_DTYPES or g.dtype is not out.dtype or \
+            g.__class__ is not Tensor or out.__class__ is not Tensor:
+        gr = _mul(g, out)
+        return _to(_sub(gr, _mul(out, row_sums(gr, dim))), input_dtype)
+    return aten._softmax_backward_data.default(g, out, dim, input_dtype)
 
 
 @derivative("log_softmax.int", "_log_softmax", save=("dim", "self_meta"), save_result=True)
