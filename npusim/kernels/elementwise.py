@@ -142,7 +142,7 @@ def sigmoid(a, out=None):
 
 _BLOCK = P.BLOCK
 _F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
-_SIGN_BIT = {4: np.int32(-2 ** 31), 8: np.int64(-2 ** 63)}
+_SIGN_BIT = {4: (np.int32, np.int32(-2 ** 31)), 8: (np.int64, np.int64(-2 ** 63))}   # (view, sign bit)
 
 
 def _blockable(a, dest) -> bool:
@@ -181,24 +181,29 @@ def _in_blocks(dest, passes, *arrays) -> bool:
 
 
 def _sigmoid_block(dest, src):
-    """sigmoid of a 1-d block into ``dest``: ``_sigmoid_float``'s arithmetic with -|x| set by one OR of the sign
-    bit (the bits abs-then-negative gives, NaNs included) and this thread's scratch arrays for e and the mask."""
+    """sigmoid of a 1-d block into ``dest``: ``sigmoid_into`` with this thread's scratch arrays."""
     if src.dtype in HALF_TYPES:
         src = src.astype(np.float32)
+    if src.itemsize not in _SIGN_BIT:
+        _sigmoid_float(src, dest)
+        return
     n = src.size
-    e = P.scratch("sigmoid.e", n, src.dtype)
-    sign = _SIGN_BIT.get(src.itemsize)
-    if sign is None:
-        np.negative(np.abs(src, out=e), out=e)
-    else:
-        bits = np.dtype(f"i{src.itemsize}")
-        np.bitwise_or(src.view(bits), sign, out=e.view(bits))
-    np.exp(e, out=e)
     r = dest if dest.dtype == src.dtype else P.scratch("sigmoid.r", n, src.dtype)
-    np.maximum(e, np.greater_equal(src, 0, out=P.scratch("sigmoid.mask", n, np.bool_)), out=r)
-    np.divide(r, np.add(e, 1, out=e), out=r)
+    sigmoid_into(src, r, P.scratch("sigmoid.e", n, src.dtype), P.scratch("sigmoid.mask", n, np.bool_))
     if r is not dest:
         dest[...] = r
+
+
+def sigmoid_into(x, out, e, mask):
+    """``_sigmoid_float``'s arithmetic for float32/float64 ``x`` (NumPy or CuPy) written into ``out``, with ``e``
+    (x's shape, C-contiguous) and a boolean ``mask`` as scratch: -|x| set by one OR of the sign bit (the bits
+    abs-then-negative gives, NaNs included). Returns ``out``."""
+    xp = namespace_of(x)
+    bits, sign = _SIGN_BIT[x.dtype.itemsize]
+    xp.bitwise_or(x.view(bits), sign, out=e.view(bits))
+    xp.exp(e, out=e)
+    xp.maximum(e, xp.greater_equal(x, 0, out=mask), out=out)
+    return xp.divide(out, xp.add(e, 1, out=e), out=out)
 
 
 def _sigmoid_float(src, dest):

@@ -19,6 +19,7 @@ from . import parallel as _parallel
 from . import reductions as _reductions
 from .array_api import HALF_TYPES, namespace_of
 from .elementwise import sigmoid as _sigmoid
+from .elementwise import sigmoid_into as _sigmoid_into
 
 _F32 = np.dtype(np.float32)
 _REUSE = True   # keep the scratch arrays between calls (False: fresh ones, for A/B measurements)
@@ -196,21 +197,6 @@ def _hidden_projection(h, w_hh, b_hh_column, product):
     if b_hh_column is not None:
         xp.add(product, b_hh_column, out=product)
     return product.T
-
-
-_SIGN_BITS = {4: (np.int32, np.int32(-2 ** 31)), 8: (np.int64, np.int64(-2 ** 63))}
-
-
-def _sigmoid_into(x, out, e, mask):
-    """``elementwise.sigmoid(x)`` written into ``out`` with ``e`` (x's shape, C-contiguous) and a boolean ``mask``
-    as scratch: the same ufuncs on the same values, -|x| set by one OR of the sign bit (the bits abs-then-negative
-    gives, NaNs included, as elementwise.sigmoid's blocks do)."""
-    xp = namespace_of(x)
-    bits, sign = _SIGN_BITS[x.dtype.itemsize]
-    xp.bitwise_or(x.view(bits), sign, out=e.view(bits))
-    xp.exp(e, out=e)
-    xp.maximum(e, xp.greater_equal(x, 0, out=mask), out=out)
-    return xp.divide(out, xp.add(e, 1, out=e), out=out)
 
 
 def _steps(count, reverse):
