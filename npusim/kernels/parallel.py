@@ -389,10 +389,7 @@ def for_blocks(n: int, block: int, fn) -> None:
     each thread's share of the pieces in order, the shares split over the intra-op threads when ``n`` is large: a
     kernel that makes several passes over each piece touches memory about once. ``fn`` may take this thread's
     ``scratch`` arrays (every piece on one thread runs after the previous one returned)."""
-    if n < _min_size or _parts(n, n) < 2:
-        _blocks(fn, block, 0, n)
-        return
-    _run(lambda r: _blocks(fn, block, *r), _bounds(n, _parts(n, n), block))
+    for_ranges(n, block, lambda start, stop: _blocks(fn, block, start, stop))
 
 
 def _blocks(fn, block, start, stop):
