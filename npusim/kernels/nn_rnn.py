@@ -11,7 +11,7 @@ a sequence, with the same numbers.
 """
 from __future__ import annotations
 
-import threading
+import math
 
 import numpy as np
 
@@ -22,34 +22,14 @@ from .elementwise import sigmoid as _sigmoid
 from .elementwise import sigmoid_into as _sigmoid_into
 
 _F32 = np.dtype(np.float32)
-_REUSE = True   # keep the scratch arrays between calls (False: fresh ones, for A/B measurements)
-
-
-class _Scratch(threading.local):
-    """Per-thread scratch arrays of the whole-layer kernels, kept between calls: the layer's big temporaries (the
-    input projection, the gates' gradients, the previous states) are larger than glibc's mmap threshold, so a fresh
-    one would be returned to the OS on free and page-fault again on every step. A scratch array never leaves the
-    kernel that asked for it (no result, nothing autograd saves), and a kernel asks for each name once per call."""
-
-    def __init__(self):
-        self.arrays = {}
-
-
-_scratch = _Scratch()
-
-
 def _scratch_array(xp, name, shape, dtype):
-    """An uninitialised C-contiguous ``shape`` array of ``dtype`` for ``name``, reused by this thread's later
-    calls (NumPy only; CuPy's memory pool already keeps device memory)."""
-    if xp is not np or not _REUSE:
+    """An uninitialised C-contiguous ``shape`` array of ``dtype`` for ``name``, this thread's ``parallel.scratch``
+    (NumPy only; CuPy's memory pool already keeps device memory). The whole-layer kernels' big temporaries (the input
+    projection, the gates' gradients, the previous states) are larger than glibc's mmap threshold, so fresh ones
+    would page-fault on every step; a scratch array never leaves the kernel that asked for it."""
+    if xp is not np:
         return xp.empty(shape, dtype)
-    size = 1
-    for n in shape:
-        size *= n
-    held = _scratch.arrays.get(name)
-    if held is None or held.dtype != dtype or held.size < size:
-        held = _scratch.arrays[name] = np.empty(size, dtype)
-    return held[:size].reshape(shape)
+    return _parallel.scratch("rnn." + name, math.prod(shape), dtype).reshape(shape)
 
 
 def _sum(a, b):
