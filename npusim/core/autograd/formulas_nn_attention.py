@@ -88,7 +88,7 @@ def scaled_dot_product_attention_math_backward(ctx, g=None, g_weights=None):
     root = math.sqrt(scale)
     if n[0]:
         ks = aten.mul.Scalar(k, root)
-        gq = _mul(sum_to(aten.matmul.default(gs, _mT(_mT(ks))), q.shape), root)
+        gq = _mul(sum_to(aten.matmul.default(gs, ks), q.shape), root)
     if n[1]:
         qs = aten.mul.Scalar(q, root)
         gk = _mul(_mT(sum_to(aten.matmul.default(_mT(qs), gs), list(k.shape[:-2]) + [k.shape[-1], k.shape[-2]])),
