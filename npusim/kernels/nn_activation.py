@@ -256,9 +256,7 @@ def threshold_backward(g, a, threshold_):
         if a.dtype == np.float16 and _exact_in_half(threshold_):
             # NumPy compares float16 one element at a time; float32 holds both sides exactly (half_casts widens
             # without a branch), so the comparison is the same
-            wide = parallel.astype(a_flat, np.float32)   # split over the intra-op threads when large
-            if wide is not None:
-                a_flat, threshold_ = wide, np.float32(threshold_)
+            a_flat, threshold_ = parallel.astype(a_flat, np.float32), np.float32(threshold_)   # split when large
 
         def piece(s, e):   # cache-sized pieces: the three passes touch memory once
             o = out_bits[s:e]
