@@ -91,11 +91,7 @@ def _restore(data: bytes, device: str) -> UntypedStorage:
     return UntypedStorage(data).to(device=device)
 
 
-def segment_of(n: int) -> int:
-    """The segment size of a request of ``n`` bytes (``allocator.segment_size``, written out for the makers)."""
-    if n <= _allocator._SMALL_LIMIT:
-        return ((n + 511) >> 9) << 9
-    return -(-n // _allocator._LARGE_ROUND) * _allocator._LARGE_ROUND
+segment_of = _allocator.segment_size
 
 
 # --- per-size classes with a frameless release ---------------------------------------------------------------
