@@ -138,3 +138,62 @@ def test_erf_and_gelu_blocks_equal_the_whole_array_forms(intra_op_threads):
         for approximate in ("none", "tanh"):
             _same_bits(NA.gelu(dense, approximate), NA.gelu(strided, approximate))
             _same_bits(NA.gelu_backward(g, dense, approximate), NA.gelu_backward(g, strided, approximate))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_kernels_may_write_into_any_of_their_inputs(intra_op_threads, dtype):
+    """``into=`` an input's own array (the in-place ops' destination) gives the fresh result's bits: each piece's
+    intermediate lives in scratch and the destination piece is written last."""
+    t = np.dtype(dtype).type
+    with np.errstate(all="ignore"):
+        for w in (0.3, 0.7):
+            for i in range(2):
+                ins = [_any_bits(dtype, 20), _any_bits(dtype, 21)]
+                expect = E.lerp_blocks(*ins, w)
+                _same_bits(E.lerp_blocks(*ins, w, into=ins[i]), expect)
+                _same_bits(ins[i], expect)
+        for i in range(2):
+            ins = [_any_bits(dtype, 22), _any_bits(dtype, 23)]
+            expect = E.scaled_sum(*ins, t(-0.3))
+            _same_bits(E.scaled_sum(*ins, t(-0.3), into=ins[i]), expect)
+            _same_bits(ins[i], expect)
+        for divide in (False, True):
+            for i in range(3):
+                ins = [_any_bits(dtype, 24), _any_bits(dtype, 25), _any_bits(dtype, 26)]
+                expect = E.addc(*ins, t(0.5), divide)
+                assert E.addc(*ins, t(0.5), divide, into=ins[i]) is ins[i]
+                _same_bits(ins[i], expect)
+        # one array as every input at once
+        a = _any_bits(dtype, 27)
+        expect = E.addc(a, a, a, t(0.5), True)
+        E.addc(a, a, a, t(0.5), True, into=a)
+        _same_bits(a, expect)
+
+
+_INPLACE_OPS = {
+    "lerp_": (lambda x, y, z: x.lerp_(y, 0.3), lambda x, y, z: npusim.lerp(x, y, 0.3)),
+    "lerp_ high weight": (lambda x, y, z: x.lerp_(y, 0.9), lambda x, y, z: npusim.lerp(x, y, 0.9)),
+    "add_ alpha": (lambda x, y, z: x.add_(y, alpha=-0.25), lambda x, y, z: npusim.add(x, y, alpha=-0.25)),
+    "sub_ alpha": (lambda x, y, z: x.sub_(y, alpha=3), lambda x, y, z: npusim.sub(x, y, alpha=3)),
+    "addcmul_": (lambda x, y, z: x.addcmul_(y, z, value=0.5), lambda x, y, z: npusim.addcmul(x, y, z, value=0.5)),
+    "addcdiv_": (lambda x, y, z: x.addcdiv_(y, z, value=-2), lambda x, y, z: npusim.addcdiv(x, y, z, value=-2)),
+    "div_": (lambda x, y, z: x.div_(y), lambda x, y, z: npusim.div(x, y)),
+    "div_ number": (lambda x, y, z: x.div_(1.7), lambda x, y, z: npusim.div(x, 1.7)),
+}
+
+
+@pytest.mark.parametrize("dtype", [npusim.float32, npusim.float64, npusim.float16])
+@pytest.mark.parametrize("op", list(_INPLACE_OPS))
+def test_inplace_ops_write_the_functional_bits_into_self(device, intra_op_threads, op, dtype):
+    """An in-place op computes in self's own memory (no new array) and gives its functional op's bits, also with
+    self as every other operand."""
+    inplace, functional = _INPLACE_OPS[op]
+    rng = np.random.default_rng(30)
+    host = [rng.standard_normal(N).astype(np.float32) for _ in range(3)]
+    x, y, z = (npusim.tensor(h, dtype=dtype, device=device) for h in host)
+    for a, b, c in [(x, y, z), (x, x, x)]:
+        expect = functional(a, b, c).cpu().numpy()
+        ptr, version = a.data_ptr(), a._version
+        assert inplace(a, b, c) is a
+        assert a.data_ptr() == ptr and a._version > version
+        _same_bits(a.cpu().numpy(), expect)

@@ -332,21 +332,10 @@ def lerp(start, end, weight, out=None):
     """torch's lerp: two formulas so that weight 0 and 1 hit the ends exactly."""
     xp = namespace_of(start)
     w = weight
-    if xp is np and out is None and isinstance(w, (int, float)) and start.__class__ is np.ndarray and \
-            start.dtype in _F32_F64 and end.__class__ is np.ndarray and end.dtype == start.dtype and \
-            _blocks_fit(start, end):
-        # the three passes below per cache-sized piece, into the offered out= array
-        dest = _block_dest(start.shape, start.dtype)
-        if abs(w) < 0.5:
-            def passes(d, s, e):
-                np.subtract(e, s, out=d)
-                np.add(s, np.multiply(w, d, out=d), out=d)
-        else:
-            def passes(d, s, e):
-                np.subtract(e, s, out=d)
-                np.subtract(e, np.multiply(d, 1 - w, out=d), out=d)
-        if _in_blocks(dest, passes, start, end):
-            return dest
+    if xp is np and out is None and isinstance(w, (int, float)):
+        r = lerp_blocks(start, end, w)
+        if r is not None:
+            return r
     if xp is np and out is None and isinstance(w, (int, float)) and start.__class__ is np.ndarray:
         # end - start into the offered out= array (when it has the result's shape), then the rest in place on it,
         # each pass over the intra-op threads: the same ufuncs, operand order and weak number as the expressions
@@ -441,35 +430,63 @@ def where(cond, a, b):
 _INT_OF_SIZE = {n: np.dtype(f"i{n}") for n in (1, 2, 4, 8)}
 
 
-def scaled_sum(a, b, scale):
+# The blocked kernels below keep each piece's intermediate in a per-thread scratch array and write the destination
+# piece last, so the destination may be one of the inputs itself: an in-place op (``into=`` its own array) computes
+# straight into it, with the functional op's ufuncs and operand order, so the same bits.
+
+def _temp(d):
+    return P.scratch("elementwise.temp", d.shape[0], d.dtype)
+
+
+def lerp_blocks(start, end, w, into=None):
+    """``lerp`` by the number ``w`` for NumPy arrays of one float dtype and shape, per cache-sized piece into
+    ``into`` (start's own array for lerp_) or the offered out= array: end - start, then the formula for ``w``'s
+    side of 0.5; None when the arrays do not fit the blocks."""
+    if not (start.__class__ is np.ndarray and start.dtype in _F32_F64 and end.__class__ is np.ndarray
+            and end.dtype == start.dtype and _blocks_fit(start, end)):
+        return None
+    dest = _block_dest(start.shape, start.dtype) if into is None else into
+    if abs(w) < 0.5:
+        def passes(d, s, e):
+            t = np.subtract(e, s, out=_temp(d))
+            np.add(s, np.multiply(w, t, out=t), out=d)
+    else:
+        def passes(d, s, e):
+            t = np.subtract(e, s, out=_temp(d))
+            np.subtract(e, np.multiply(t, 1 - w, out=t), out=d)
+    return dest if _in_blocks(dest, passes, start, end) else None
+
+
+def scaled_sum(a, b, scale, into=None):
     """``a + b * scale`` for NumPy arrays of one float dtype and shape (add/sub with alpha), per cache-sized piece
-    into the offered out= array: the same ufuncs and operand order as the two whole-array passes; None when the
-    arrays do not fit the blocks."""
+    into ``into`` (a's own array for add_/sub_) or the offered out= array: the same ufuncs and operand order as the
+    two whole-array passes; None when the arrays do not fit the blocks."""
     if not (a.__class__ is np.ndarray and a.dtype in _F32_F64 and b.__class__ is np.ndarray
             and b.dtype == a.dtype and _blocks_fit(a, b)):
         return None
-    dest = _block_dest(a.shape, a.dtype)
+    dest = _block_dest(a.shape, a.dtype) if into is None else into
 
     def passes(d, x, y):
-        np.add(x, np.multiply(y, scale, out=d), out=d)
+        np.add(x, np.multiply(y, scale, out=_temp(d)), out=d)
     return dest if _in_blocks(dest, passes, a, b) else None
 
 
-def addc(a, b, c, value, divide):
+def addc(a, b, c, value, divide, into=None):
     """``a + value * (b * c)`` (or ``b / c``) for NumPy arrays of one float dtype and shape (addcmul, addcdiv), per
-    cache-sized piece into the offered out= array: the product, the scaling (skipped for 1) and the sum, the same
-    ufuncs and operand order as three whole-array passes; None when the arrays do not fit the blocks."""
+    cache-sized piece into ``into`` (a's own array for the in-place ops) or the offered out= array: the product, the
+    scaling (skipped for 1) and the sum, the same ufuncs and operand order as three whole-array passes; None when
+    the arrays do not fit the blocks."""
     if not (a.__class__ is np.ndarray and a.dtype in _F32_F64 and b.__class__ is np.ndarray
             and c.__class__ is np.ndarray and b.dtype == c.dtype == a.dtype and _blocks_fit(a, b, c)):
         return None
-    dest = _block_dest(a.shape, a.dtype)
+    dest = _block_dest(a.shape, a.dtype) if into is None else into
     product = np.true_divide if divide else np.multiply
 
     def passes(d, x, y, z):
-        product(y, z, out=d)
+        t = product(y, z, out=_temp(d))
         if value != 1:
-            np.multiply(d, value, out=d)
-        np.add(x, d, out=d)
+            np.multiply(t, value, out=t)
+        np.add(x, t, out=d)
     return dest if _in_blocks(dest, passes, a, b, c) else None
 
 

@@ -259,7 +259,10 @@ def add_(self, other, alpha=1):
         if b.dtype == dt and b.shape == a.shape and dt.kind == "f" and dt not in HALF_TYPES:
             # self += alpha * other, one float dtype and shape (every optimizer's update): written in place with the
             # arithmetic add's own path does (other * alpha rounded, then the sum), without its temporary and copy
-            _ufunc_inplace(self, np.add, b if _is_one(alpha) else np.multiply(b, alpha))
+            if _is_one(alpha):
+                _ufunc_inplace(self, np.add, b)
+            elif not _scaled_sum_into(self, b, alpha):
+                _ufunc_inplace(self, np.add, np.multiply(b, alpha))
             return self
     cd = _result_dt(self, other)
     _check_inplace(self, other, cd)
@@ -274,6 +277,22 @@ def _ufunc_inplace(self, ufunc, b):
     C.check_writable(self)
     P.binary(ufunc, self._a, b, self._a)
     self._bump_version()
+
+
+def _writable_array(self):
+    """``self``'s array when it is a NumPy array that may be written (C.check_writable would pass), else None."""
+    a = self._a
+    return a if a.__class__ is _ndarray and a.flags.writeable else None
+
+
+def _scaled_sum_into(self, b, scale) -> bool:
+    """self += b * scale per cache-sized piece, straight into self's array (K.scaled_sum with the functional op's
+    ufuncs and operand order); False (nothing written) when the arrays do not fit the blocks."""
+    a = _writable_array(self)
+    if a is None or K.scaled_sum(a, b, scale, into=a) is None:
+        return False
+    self._bump_version()
+    return True
 
 
 def _check_sub(x, y):
@@ -321,6 +340,12 @@ def sub_(self, other, alpha=1):
         a, b, cd, dev = operands(self, other)
         _ufunc_inplace(self, np.subtract, b)
         return self
+    if (alpha.__class__ is int or alpha.__class__ is float) and isinstance(other, Tensor) and \
+            other._device is self._device and other._a.dtype == self._a.dtype == cd.np:
+        # self - alpha * other as sub's own scaled sum (the scalar -alpha), written straight into self
+        _alpha_check(cd, alpha)
+        if _scaled_sum_into(self, other._a, C.scalar_operand(-alpha, cd.np)):
+            return self
     return _write_inplace(self, sub(self, other, alpha)._a)
 
 
@@ -450,6 +475,11 @@ def div_(self, other, rounding_mode=None):
     if mode is None and not (cd.is_floating_point or cd.is_complex):
         cd = D.get_default_dtype()
     _check_inplace(self, other, cd)
+    if mode is None and cd.np == self._a.dtype and not (cd.np in HALF_TYPES and _scalar_like(other)):
+        # as mul_: true division's own operands and ufunc, computed in place
+        a, b, cd, dev = _float_operands(self, other)
+        _ufunc_inplace(self, np.true_divide, b)
+        return self
     r, cd, dev = _div_compute(self, other, rounding_mode)
     return _write_inplace(self, r)
 
@@ -657,6 +687,13 @@ def lerp_out(self, end, weight, out=None):
 
 
 def lerp_(self, end, weight):
+    if (weight.__class__ is float or weight.__class__ is int) and isinstance(end, Tensor) and \
+            end._device is self._device and end._a.dtype == self._a.dtype:
+        # float32/float64 arrays of one shape: lerp's blocks computed straight into self's array
+        a = _writable_array(self)
+        if a is not None and K.lerp_blocks(a, end._a, float(weight), into=a) is not None:
+            self._bump_version()
+            return self
     r, cd, dev = _lerp_compute(self, end, weight)
     C.check_inplace(self, cd, r.shape)
     return _write_inplace(self, r)

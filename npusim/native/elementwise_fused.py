@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.c10 import dtype as D
+from ..core.tensor import Tensor
 from ..kernels import elementwise as K
 from ..kernels import parallel as P
 from . import common as C
@@ -46,7 +47,23 @@ def addcmul(self, tensor1, tensor2, *, value=1):
     return C.wrap(r, dev)
 
 
+def _addc_into_self(self, tensor1, tensor2, value, divide) -> bool:
+    """The in-place op's blocks computed straight into self's array (K.addc with the functional op's ufuncs and
+    operand order) for float32/float64 tensors of one dtype, shape and device; False when they do not fit."""
+    a = self._a
+    if not (a.__class__ is np.ndarray and a.flags.writeable and isinstance(tensor1, Tensor)
+            and isinstance(tensor2, Tensor) and tensor1._device is self._device and tensor2._device is self._device
+            and tensor1._a.dtype == a.dtype and tensor2._a.dtype == a.dtype):
+        return False
+    if K.addc(a, tensor1._a, tensor2._a, C.checked_scalar(value, a.dtype), divide, into=a) is None:
+        return False
+    self._bump_version()
+    return True
+
+
 def addcmul_(self, tensor1, tensor2, *, value=1):
+    if _addc_into_self(self, tensor1, tensor2, value, False):
+        return self
     r, dt, _ = _addc(self, tensor1, tensor2, value, False)
     return C.finish_inplace(self, r, dt)
 
@@ -62,6 +79,8 @@ def addcdiv(self, tensor1, tensor2, *, value=1):
 
 
 def addcdiv_(self, tensor1, tensor2, *, value=1):
+    if _addc_into_self(self, tensor1, tensor2, value, True):
+        return self
     r, dt, _ = _addc(self, tensor1, tensor2, value, True)
     return C.finish_inplace(self, r, dt)
 
