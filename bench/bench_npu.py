@@ -11,6 +11,9 @@
 4. ``out=`` on 16M float32 (add, mul, exp, sigmoid, clamp, where, reciprocal, rsqrt, add/sub with alpha, pow,
    addcmul, addcdiv, lerp) on the cpu and the npu against torch's ``out=``: the result is
    computed into ``out``'s own array, so the budget is npusim/torch <= 1.0x.
+5. In-place ops on 16M float32, the updates optimizers write (lerp_, div_, add_/sub_ with alpha, addcmul_,
+   addcdiv_), on the cpu and the npu against torch's: computed in ``self``'s own memory, no temporary and copy.
+   Their operands keep the values finite and normal however many calls run (no subnormal slow path).
 
 Every table is printed once per thread count of ``--threads`` (default 1 and 2); the count is set on both
 sides (``npusim.set_num_threads``: the intra-op pool and BLAS; ``torch.set_num_threads``).
@@ -154,6 +157,36 @@ def out_ops(rounds: int) -> None:
               f"{ratio(t['cpu'], tt):>11}{ratio(t['npu'], tt):>11}")
 
 
+def inplace_ops(rounds: int) -> None:
+    """``z.op_(...)`` on 16M float32 against torch's: the optimizers' in-place updates."""
+    rng = np.random.default_rng(1)
+    n = 16 * 1024 * 1024
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32) + 1
+    sides = {"cpu": [npusim.from_numpy(x.copy()) for x in (a, b, np.ones(n, np.float32))]}
+    sides["npu"] = [t.npu() for t in sides["cpu"]]
+    if torch is not None:
+        sides["torch"] = [torch.from_numpy(x.copy()) for x in (a, b, np.ones(n, np.float32))]
+    sync = npusim.npu.synchronize
+    ops = {"z.lerp_(y, .1)": lambda z, y, one: z.lerp_(y, 0.1),
+           "z.div_(one)": lambda z, y, one: z.div_(one),
+           "z.div_(1.0)": lambda z, y, one: z.div_(1.0),
+           "z.add_(y, alpha=-.5)": lambda z, y, one: z.add_(y, alpha=-0.5),
+           "z.sub_(y, alpha=.5)": lambda z, y, one: z.sub_(y, alpha=0.5),
+           "z.addcmul_(y, y, value=.5)": lambda z, y, one: z.addcmul_(y, y, value=0.5),
+           "z.addcdiv_(y, y, value=.5)": lambda z, y, one: z.addcdiv_(y, y, value=0.5)}
+    print()
+    print("in-place on 16M float32, best milliseconds per call (npusim/torch budget <= 1.0x)")
+    print(f"{'op':<27}{'cpu':>9}{'npu':>9}{'torch':>9}{'cpu/torch':>11}{'npu/torch':>11}")
+    for name, op in ops.items():
+        fns = {"cpu": lambda op=op: op(*sides["cpu"]), "npu": lambda op=op: (op(*sides["npu"]), sync())}
+        if torch is not None:
+            fns["torch"] = lambda op=op: op(*sides["torch"])
+        t = {k: v / 1e3 for k, v in best_per_call_us(fns, max(3, rounds // 4), budget_s=1.0).items()}
+        tt = t.get("torch")
+        print(f"{name:<27}{t['cpu']:>9.2f}{t['npu']:>9.2f}{tt if tt is not None else float('nan'):>9.2f}"
+              f"{ratio(t['cpu'], tt):>11}{ratio(t['npu'], tt):>11}")
+
+
 def set_threads(n: int) -> None:
     npusim.set_num_threads(n)   # the intra-op pool and BLAS (threadpoolctl)
     if torch is not None:
@@ -177,6 +210,7 @@ def main(argv=None) -> int:
         fallback_cost(args.rounds)
         large_ops(args.rounds)
         out_ops(args.rounds)
+        inplace_ops(args.rounds)
     return 0
 
 
