@@ -179,6 +179,15 @@ _INPLACE_OPS = {
     "addcdiv_": (lambda x, y, z: x.addcdiv_(y, z, value=-2), lambda x, y, z: npusim.addcdiv(x, y, z, value=-2)),
     "div_": (lambda x, y, z: x.div_(y), lambda x, y, z: npusim.div(x, y)),
     "div_ number": (lambda x, y, z: x.div_(1.7), lambda x, y, z: npusim.div(x, 1.7)),
+    "clamp_": (lambda x, y, z: x.clamp_(-0.5, 0.25), lambda x, y, z: npusim.clamp(x, -0.5, 0.25)),
+    "clamp_min_": (lambda x, y, z: x.clamp_min_(0.1), lambda x, y, z: npusim.clamp_min(x, 0.1)),
+    "clamp_max_": (lambda x, y, z: x.clamp_max_(-0.1), lambda x, y, z: npusim.clamp_max(x, -0.1)),
+    "relu_": (lambda x, y, z: x.relu_(), lambda x, y, z: npusim.relu(x)),
+    "neg_": (lambda x, y, z: x.neg_(), lambda x, y, z: npusim.neg(x)),
+    "abs_": (lambda x, y, z: x.abs_(), lambda x, y, z: npusim.abs(x)),
+    "floor_": (lambda x, y, z: x.floor_(), lambda x, y, z: npusim.floor(x)),
+    "ceil_": (lambda x, y, z: x.ceil_(), lambda x, y, z: npusim.ceil(x)),
+    "trunc_": (lambda x, y, z: x.trunc_(), lambda x, y, z: npusim.trunc(x)),
 }
 
 
@@ -197,3 +206,15 @@ def test_inplace_ops_write_the_functional_bits_into_self(device, intra_op_thread
         assert inplace(a, b, c) is a
         assert a.data_ptr() == ptr and a._version > version
         _same_bits(a.cpu().numpy(), expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_gives_maximums_bits(device, intra_op_threads, dtype):
+    """relu of a large float tensor runs clamp's blocks: NumPy's maximum with 0, every bit pattern class."""
+    x = _any_bits(dtype, 31)
+    with np.errstate(all="ignore"):
+        expect = np.maximum(x, dtype(0))
+        _same_bits(npusim.relu(npusim.from_numpy(x).to(device)).cpu().numpy(), expect)
+        t = npusim.from_numpy(x.copy()).to(device)
+        t.relu_()
+        _same_bits(t.cpu().numpy(), expect)

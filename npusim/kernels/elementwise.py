@@ -358,15 +358,16 @@ def lerp(start, end, weight, out=None):
     return as_array(r)
 
 
-def clamp(a, lo, hi, out=None):
-    """min(max(a, lo), hi); NaN in ``a`` or in a bound propagates, as in torch."""
+def clamp(a, lo, hi, out=None, into=None):
+    """min(max(a, lo), hi); NaN in ``a`` or in a bound propagates, as in torch. ``into`` (only ``a`` itself: the
+    in-place op) is where large arrays with number bounds are computed; others come back in a new array."""
     xp = namespace_of(a)
     if lo is None and hi is None:
         r = a.copy()
     elif xp is np and out is None and _blocks_fit(a) and _number_of(lo, a.dtype) and _number_of(hi, a.dtype):
         # bounds that are numbers of a's dtype: max and/or min per cache-sized piece, into the offered out= array;
         # each bound a block-sized array (NumPy's array-with-number loop is ~5x slower, its values the same)
-        dest = _block_dest(a.shape, a.dtype)
+        dest = _block_dest(a.shape, a.dtype) if into is None else into
         lo_block = None if lo is None else np.full(_BLOCK, lo, a.dtype)
         hi_block = None if hi is None else np.full(_BLOCK, hi, a.dtype)
 

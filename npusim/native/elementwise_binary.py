@@ -25,6 +25,7 @@ from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
 _ndarray = np.ndarray
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
 FROM_NP = C.FROM_NP
 _make = C.make
 _F32 = np.dtype(np.float32)
@@ -784,7 +785,14 @@ def clamp_(self, min=None, max=None):  # noqa: A002
     tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
     if not tensors:
         # the scalar overloads check the result type before converting the bounds to it
-        _check_clamp_cast(self, C.result_type(self, min, max), tensors)
+        cd = C.result_type(self, min, max)
+        _check_clamp_cast(self, cd, tensors)
+        a = self._a
+        if (min is not None or max is not None) and cd.np == a.dtype and a.dtype in _F32_F64 and \
+                a.__class__ is _ndarray and a.flags.writeable:
+            # number bounds of a float32/float64 tensor: clamp's blocks computed straight into self's array
+            lo, hi = (None if v is None else C.checked_scalar(v, cd.np) for v in (min, max))
+            return C.write_out(self, _array(K.clamp(a, lo, hi, into=a)))
     r, cd, dev = _clamp_compute(self, min, max)
     if r.shape != self._a.shape:
         C.check_inplace(self, cd, r.shape)

@@ -18,6 +18,7 @@ from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
 _ndarray = np.ndarray
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
 FROM_NP = C.FROM_NP
 
 
@@ -63,8 +64,9 @@ def _check_same_out(self, out):
         raise RuntimeError(f"Found dtype {C.tname(out._a.dtype)} but expected {C.tname(self._a.dtype)}")
 
 
-def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_identity=False):
-    """neg-like: the result keeps the input dtype."""
+def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_identity=False, elementwise_out=False):
+    """neg-like: the result keeps the input dtype. ``elementwise_out``: ``fn(a, out=a)`` computes in place (one
+    elementwise ufunc), which the in-place op then does instead of a new array and a copy."""
     def check(a):
         if a.dtype == np.bool_ and not allow_bool:
             if bool_error is not None:
@@ -88,7 +90,11 @@ def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_ident
     def inplace(self):
         a = self._a
         check(a)
-        if not (int_identity and a.dtype.kind in "iu"):
+        if elementwise_out and not (int_identity and a.dtype.kind in "iu") and a.__class__ is _ndarray:
+            C.check_writable(self)
+            fn(a, out=a)
+            self._bump_version()
+        elif not (int_identity and a.dtype.kind in "iu"):
             C.write_out(self, fn(a))
         else:
             self._bump_version()
@@ -144,11 +150,15 @@ FLOAT = {name: make_float_op(_via_float32(fn) if isinstance(fn, np.ufunc) else f
 _NEG_BOOL = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
              "use the `~` or `logical_not()` operator instead.")
 SAME = {
-    "neg": make_same_op(_split(np.negative), kernel_name="neg_cpu", allow_bool=False, bool_error=_NEG_BOOL),
-    "abs": make_same_op(_split(np.absolute), kernel_name="abs_cpu", allow_bool=False),
-    "floor": make_same_op(_split(np.floor), kernel_name="floor_vml_cpu", allow_bool=False, int_identity=True),
-    "ceil": make_same_op(_split(np.ceil), kernel_name="ceil_vml_cpu", allow_bool=False, int_identity=True),
-    "trunc": make_same_op(_split(np.trunc), kernel_name="trunc_vml_cpu", allow_bool=False, int_identity=True),
+    "neg": make_same_op(_split(np.negative), kernel_name="neg_cpu", allow_bool=False, bool_error=_NEG_BOOL,
+                        elementwise_out=True),
+    "abs": make_same_op(_split(np.absolute), kernel_name="abs_cpu", allow_bool=False, elementwise_out=True),
+    "floor": make_same_op(_split(np.floor), kernel_name="floor_vml_cpu", allow_bool=False, int_identity=True,
+                          elementwise_out=True),
+    "ceil": make_same_op(_split(np.ceil), kernel_name="ceil_vml_cpu", allow_bool=False, int_identity=True,
+                         elementwise_out=True),
+    "trunc": make_same_op(_split(np.trunc), kernel_name="trunc_vml_cpu", allow_bool=False, int_identity=True,
+                          elementwise_out=True),
     "sign": make_same_op(K.sign, kernel_name="sign_cpu"),
     "sgn": make_same_op(K.sign, kernel_name="sgn_cpu"),
 }
@@ -225,6 +235,8 @@ def relu(self):
     a = self._a
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
+    if a.dtype in _F32_F64:
+        return C.wrap(K.clamp(a, a.dtype.type(0), None), self._device)   # large arrays: clamp's faster blocks
     return C.wrap(P.binary(np.maximum, a, a.dtype.type(0)), self._device)
 
 
@@ -233,6 +245,8 @@ def relu_(self):
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     C.check_writable(self)
+    if a.dtype in _F32_F64 and a.__class__ is _ndarray:
+        return C.write_out(self, K.clamp(a, a.dtype.type(0), None, into=a))
     P.binary(np.maximum, a, a.dtype.type(0), a)
     self._bump_version()
     return self
