@@ -218,3 +218,22 @@ def test_relu_gives_maximums_bits(device, intra_op_threads, dtype):
         t = npusim.from_numpy(x.copy()).to(device)
         t.relu_()
         _same_bits(t.cpu().numpy(), expect)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_square_and_reciprocal_keep_numpys_bits(device, intra_op_threads, dtype):
+    """pow(x, 2) is torch's x * x (NumPy's power by 2 gives the same bits) and reciprocal is 1 / x (NumPy's
+    reciprocal's bits), in place too; every float bit pattern class."""
+    x = _any_bits(dtype, 32)
+    with np.errstate(all="ignore"):
+        square, inverse = np.multiply(x, x), np.reciprocal(x)
+        _same_bits(square, np.power(x, dtype(2)))
+        t = npusim.from_numpy(x.copy()).to(device)
+        _same_bits(npusim.pow(t, 2).cpu().numpy(), square)
+        _same_bits((t ** 2.0).cpu().numpy(), square)
+        _same_bits(npusim.reciprocal(t).cpu().numpy(), inverse)
+        t.reciprocal_()
+        _same_bits(t.cpu().numpy(), inverse)
+        t = npusim.from_numpy(x.copy()).to(device)
+        t.pow_(2)
+        _same_bits(t.cpu().numpy(), square)

@@ -245,6 +245,7 @@ def rsqrt(a, out=None):
 # torch's CPU pow by a number computes these exponents with multiplications and divisions (PowKernel.cpp), so
 # its results are those roundings on every CPU; other exponents go to the library's pow, as NumPy's do.
 _POWER_BY_PRODUCTS = {
+    2.0: lambda d, s: np.multiply(s, s, out=d),                                    # x * x
     3.0: lambda d, s: np.multiply(np.multiply(s, s, out=d), s, out=d),             # (x * x) * x
     -2.0: lambda d, s: np.divide(1, np.multiply(s, s, out=d), out=d),              # 1 / (x * x)
     -0.5: lambda d, s: np.divide(1, np.sqrt(s, out=d), out=d),                     # 1 / sqrt(x)
@@ -268,6 +269,8 @@ def power_by_products(a, exponent: float):
     passes = _POWER_BY_PRODUCTS[exponent]
     xp = namespace_of(a)
     if xp is not np:    # CuPy: one kernel per product, so each is rounded as on the host
+        if exponent == 2.0:
+            return a * a
         if exponent == 3.0:
             return (a * a) * a
         return 1 / (a * a) if exponent == -2.0 else 1 / xp.sqrt(a)
@@ -297,6 +300,10 @@ def sign(a, out=None):
 
 def reciprocal(a, out=None):
     xp = namespace_of(a)
+    if xp is np and a.dtype in _F32_F64:
+        # the number 1 divided by a: reciprocal's correctly rounded quotient (the same bits, NaN payloads too) in
+        # NumPy's vectorised division loop, ~2x faster than its reciprocal loop
+        return as_array(P.binary(np.divide, 1, a, out))
     if xp is np:
         return as_array(P.unary(np.reciprocal, a, out))
     return as_array(xp.reciprocal(a, out=out))
