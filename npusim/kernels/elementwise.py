@@ -422,17 +422,20 @@ def where(cond, a, b):
             b.__class__ is np.ndarray and a.dtype == b.dtype and a.dtype.itemsize in _INT_OF_SIZE and \
             a.dtype.kind != "O" and _blocks_fit(cond, a, b):
         dest = _block_dest(a.shape, a.dtype)
-        bits = _INT_OF_SIZE[a.dtype.itemsize]
-
-        def passes(d, c, x, y):
-            d, y = d.view(bits), y.view(bits)
-            mask = np.negative(c.view(np.int8), out=P.scratch("where.mask", c.size, bits))   # 0 or all ones
-            np.bitwise_xor(x.view(bits), y, out=d)
-            np.bitwise_and(d, mask, out=d)
-            np.bitwise_xor(d, y, out=d)
-        if _in_blocks(dest, passes, cond, a, b):
+        if _in_blocks(dest, select_into, cond, a, b):
             return dest
     return np.where(cond, a, b)
+
+
+def select_into(d, c, x, y):
+    """``d[...] = np.where(c, x, y)`` for 1-d blocks of one 1/2/4/8-byte dtype (``c`` bool; ``d`` may be ``x`` but
+    not ``y``), branch-free on integer views: y ^ ((x ^ y) & -c)."""
+    bits = _INT_OF_SIZE[d.dtype.itemsize]
+    d, y = d.view(bits), y.view(bits)
+    mask = np.negative(c.view(np.int8), out=P.scratch("where.mask", c.size, bits))   # 0 or all ones
+    np.bitwise_xor(x.view(bits), y, out=d)
+    np.bitwise_and(d, mask, out=d)
+    np.bitwise_xor(d, y, out=d)
 
 
 _INT_OF_SIZE = {n: np.dtype(f"i{n}") for n in (1, 2, 4, 8)}

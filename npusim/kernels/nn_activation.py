@@ -13,7 +13,7 @@ import numpy as np
 
 from .array_api import as_array, cast_like, namespace_of, opmath
 from . import parallel
-from .elementwise import _erf_into, erf, sigmoid
+from .elementwise import _erf_into, _sigmoid_block, clamp, erf, select_into, sigmoid
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
@@ -153,19 +153,54 @@ def _gelu_tanh_backward_block(out, work, x, go):
 
 
 _3_KAPPA = 3 * _TANH_KAPPA
+_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
+_ZEROS = np.zeros(_BLOCK, _F32)
+_SIXES = np.full(_BLOCK, 6, _F32)
+
+
+def _mask(n):
+    return parallel.scratch("activation.mask", n, np.bool_)
+
+
+def _zeros(n):
+    return _ZEROS[:n]
+
+
+def _sixes(n):
+    return _SIXES[:n]
 
 
 def silu(a):
     x = opmath(a)
+    if _blockwise(x):
+        return _by_blocks(_silu_block, 1, x)
     return cast_like(x * sigmoid(x), a)
+
+
+def _silu_block(out, work, x):
+    """x * sigmoid(x): the blocked sigmoid's arithmetic into a work block, then the product."""
+    _sigmoid_block(work[0], x)
+    np.multiply(x, work[0], out=out)
 
 
 def elu(a, alpha=1.0, scale=1.0, input_scale=1.0):
     """alpha * scale * (exp(x * input_scale) - 1) for x <= 0, x * scale elsewhere."""
     xp = namespace_of(a)
     x = opmath(a)
+    if _blockwise(x):
+        return _by_blocks(lambda out, work, xb: _elu_block(out, work, xb, alpha * scale, scale, input_scale), 2, x)
     neg = xp.expm1(xp.minimum(x, 0) * input_scale) * (alpha * scale)
     return cast_like(xp.where(x <= 0, neg, x * scale), a)
+
+
+def _elu_block(out, work, x, alpha_scale, scale, input_scale):
+    """where(x <= 0, expm1(min(x, 0) * input_scale) * alpha_scale, x * scale), the same passes per block."""
+    neg = np.minimum(x, _zeros(x.shape[0]), out=work[0])
+    np.multiply(neg, input_scale, out=neg)
+    np.expm1(neg, out=neg)
+    np.multiply(neg, alpha_scale, out=neg)
+    pos = np.multiply(x, scale, out=work[1])
+    select_into(out, np.less_equal(x, 0, out=_mask(x.shape[0])), neg, pos)
 
 
 def selu(a):
@@ -185,7 +220,15 @@ def selu_backward(g, a):
 def leaky_relu(a, negative_slope=0.01):
     xp = namespace_of(a)
     x = opmath(a)
+    if _blockwise(x):
+        return _by_blocks(lambda out, work, xb: _leaky_relu_block(out, work, xb, negative_slope), 1, x)
     return cast_like(xp.where(x > 0, x, x * negative_slope), a)
+
+
+def _leaky_relu_block(out, work, x, negative_slope):
+    """where(x > 0, x, x * negative_slope) per block: the product, then x copied where positive."""
+    scaled = np.multiply(x, negative_slope, out=work[0])
+    select_into(out, np.greater(x, 0, out=_mask(x.shape[0])), x, scaled)
 
 
 def softplus(a, beta=1.0, threshold=20.0):
@@ -199,19 +242,40 @@ def softplus(a, beta=1.0, threshold=20.0):
 def hardtanh(a, min_val, max_val):
     """clamp(x, min_val, max_val); integral arrays stay integral."""
     xp = namespace_of(a)
+    if xp is np and a.dtype in _F32_F64:
+        # clamp's blocks (the same max then min; a number bound joins a float array at its dtype, as here)
+        return clamp(a, a.dtype.type(min_val), a.dtype.type(max_val))
     return as_array(xp.minimum(xp.maximum(a, min_val), max_val))
 
 
 def hardsigmoid(a):
     xp = namespace_of(a)
     x = opmath(a)
+    if _blockwise(x):
+        return _by_blocks(lambda out, work, xb: np.divide(_relu6_of_x_plus_3(out, xb), 6, out=out), 0, x)
     return cast_like(xp.minimum(xp.maximum(x + 3, 0), 6) / 6, a)
+
+
+def _relu6_of_x_plus_3(out, x):
+    """min(max(x + 3, 0), 6) into ``out``, the bounds as blocks (NumPy's array-with-number loop is slower, its
+    values the same)."""
+    np.add(x, 3, out=out)
+    np.maximum(out, _zeros(x.shape[0]), out=out)
+    return np.minimum(out, _sixes(x.shape[0]), out=out)
 
 
 def hardswish(a):
     xp = namespace_of(a)
     x = opmath(a)
+    if _blockwise(x):
+        return _by_blocks(_hardswish_block, 0, x)
     return cast_like(x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6, a)
+
+
+def _hardswish_block(out, work, x):
+    """x * min(max(x + 3, 0), 6) / 6, left to right."""
+    np.multiply(x, _relu6_of_x_plus_3(out, x), out=out)
+    np.divide(out, 6, out=out)
 
 
 def mish(a):
