@@ -347,3 +347,110 @@ def prelu(a, weight):
     xp = namespace_of(a)
     x = opmath(a)
     return cast_like(xp.where(x > 0, x, opmath(weight) * x), a)
+
+
+# --- activations' backward ops, with torch's CPU arithmetic (its Activation.cpp kernels) ----------------------
+# ``g`` and ``a`` come in one dtype (the op's promoted one); 16-bit floats compute in float32 and round once.
+# Large float32 arrays of one shape run per cache-sized block, the same ufuncs in the same order.
+
+_ONE_SIXTH = np.float32(1.0 / 6.0)   # torch's one_sixth(1.0f / 6.0f): float's 1/6, in float64 too
+
+
+def _pair_blockwise(x, go) -> bool:
+    return _blockwise(x) and go.__class__ is _ndarray and go.dtype is _F32 and go.shape == x.shape and \
+        go.flags.c_contiguous
+
+
+def _zero_of(r):
+    return r.dtype.type(0)
+
+
+def silu_backward(g, a):
+    """dy * s * (1 + x * (1 - s)), s = sigmoid(x), left to right."""
+    x, go = opmath(a), opmath(g)
+    if _pair_blockwise(x, go):
+        return _by_blocks(_silu_backward_block, 2, x, go)
+    s = sigmoid(x)
+    return cast_like(go * s * (1 + x * (1 - s)), a)
+
+
+def _silu_backward_block(out, work, x, go):
+    s = work[0]
+    _sigmoid_block(s, x)
+    t = np.subtract(1, s, out=work[1])
+    np.multiply(x, t, out=t)
+    np.add(1, t, out=t)
+    np.multiply(go, s, out=out)
+    np.multiply(out, t, out=out)
+
+
+def hardswish_backward(g, a):
+    """0 for x <= -3, dy from 3 on, dy * (x / 3 + 0.5) between (and for NaN, as torch's vectorised kernel: its
+    scalar one, which serves the last few elements of a tensor, passes dy there)."""
+    xp = namespace_of(a)
+    x, go = opmath(a), opmath(g)
+    if _pair_blockwise(x, go):
+        return _by_blocks(_hardswish_backward_block, 2, x, go)
+    r = xp.where(x >= 3, go, go * (x / 3 + 0.5))
+    return cast_like(xp.where(x <= -3, _zero_of(r), r), a)
+
+
+def _hardswish_backward_block(out, work, x, go):
+    n = x.shape[0]
+    middle = np.divide(x, 3, out=work[0])
+    np.add(middle, 0.5, out=middle)
+    np.multiply(go, middle, out=middle)
+    inner = work[1]
+    select_into(inner, np.greater_equal(x, 3, out=_mask(n)), go, middle)
+    select_into(out, np.less_equal(x, -3, out=_mask(n)), _zeros(n), inner)
+
+
+def hardsigmoid_backward(g, a):
+    """dy * (1/6 as a float) strictly inside (-3, 3), else 0."""
+    xp = namespace_of(a)
+    x, go = opmath(a), opmath(g)
+    sixth = x.dtype.type(_ONE_SIXTH)
+    if _pair_blockwise(x, go):
+        return _by_blocks(lambda out, work, xb, gb: _hardsigmoid_backward_block(out, work, xb, gb, sixth), 1, x, go)
+    r = go * sixth
+    return cast_like(xp.where((x > -3) & (x < 3), r, _zero_of(r)), a)
+
+
+def _hardsigmoid_backward_block(out, work, x, go, sixth):
+    n = x.shape[0]
+    scaled = np.multiply(go, sixth, out=work[0])
+    inside = np.greater(x, -3, out=_mask(n))
+    np.logical_and(inside, np.less(x, 3, out=parallel.scratch("activation.mask2", n, np.bool_)), out=inside)
+    select_into(out, inside, scaled, _zeros(n))
+
+
+def hardtanh_backward(g, a, min_val, max_val):
+    """dy strictly between the bounds (in x's dtype), else 0 (NaN too, as torch's vectorised kernel: its scalar
+    one, which serves the last few elements of a tensor, passes dy there)."""
+    xp = namespace_of(a)
+    lo, hi = a.dtype.type(min_val), a.dtype.type(max_val)
+    if _pair_blockwise(a, g):
+        return _by_blocks(lambda out, work, xb, gb: _hardtanh_backward_block(out, xb, gb, lo, hi), 0, a, g)
+    return as_array(xp.where((a > lo) & (a < hi), g, _zero_of(g)))
+
+
+def _hardtanh_backward_block(out, x, go, lo, hi):
+    n = x.shape[0]
+    inside = np.greater(x, lo, out=_mask(n))
+    np.logical_and(inside, np.less(x, hi, out=parallel.scratch("activation.mask2", n, np.bool_)), out=inside)
+    select_into(out, inside, go, _zeros(n))
+
+
+def leaky_relu_backward(g, a, negative_slope):
+    """dy where x > 0, else dy * negative_slope."""
+    xp = namespace_of(a)
+    x, go = opmath(a), opmath(g)
+    if _pair_blockwise(x, go):
+        return _by_blocks(lambda out, work, xb, gb: _leaky_relu_backward_block(out, work, xb, gb, negative_slope),
+                          1, x, go)
+    return cast_like(xp.where(x > 0, go, go * negative_slope), a)
+
+
+def _leaky_relu_backward_block(out, work, x, go, negative_slope):
+    scaled = np.multiply(go, negative_slope, out=work[0])
+    select_into(out, np.greater(x, 0, out=_mask(x.shape[0])), go, scaled)

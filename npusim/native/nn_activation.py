@@ -191,13 +191,60 @@ def threshold_backward(grad_output, self, threshold):
     return C.make(K.threshold_backward(g, a, C.scalar_operand(threshold, np_dt)), dev)
 
 
+def _backward_operands(grad_output, self, kernel_name):
+    """(grad_output's array, self's array, device) in their promoted float dtype, as a binary op's: torch's
+    errors for other dtypes and for shapes that do not broadcast."""
+    dev = C.common_device(grad_output, self)
+    C.check_devices(dev, grad_output, self)
+    np_dt = C.np_dtype(D.promote_types(grad_output.dtype, self.dtype))
+    if not C.is_float(np_dt):
+        C.not_implemented(kernel_name, np_dt)
+    g, a = C.array_operand(grad_output, np_dt, dev), C.array_operand(self, np_dt, dev)
+    C.broadcast_shapes(g.shape, a.shape)
+    return g, a, dev
+
+
+def silu_backward(grad_output, self):
+    g, a, dev = _backward_operands(grad_output, self, "silu_backward_cpu")
+    return C.make(K.silu_backward(g, a), dev)
+
+
+def hardswish_backward(grad_output, self):
+    g, a, dev = _backward_operands(grad_output, self, "hardswish_backward_cpu")
+    return C.make(K.hardswish_backward(g, a), dev)
+
+
+def hardsigmoid_backward(grad_output, self):
+    g, a, dev = _backward_operands(grad_output, self, "hardsigmoid_backward")
+    return C.make(K.hardsigmoid_backward(g, a), dev)
+
+
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    g, a, dev = _backward_operands(grad_output, self, "hardshrink_backward_cpu")   # torch's kernel name
+    return C.make(K.hardtanh_backward(g, a, _number(min_val), _number(max_val)), dev)
+
+
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    slope = _number(negative_slope)
+    if self_is_result and slope < 0:
+        raise RuntimeError("In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                           "supported. This is caused by calling in-place forward function with a negative slope, "
+                           "please call out-of-place version instead. File an issue at "
+                           "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                           "backward calculation with negative slope")
+    g, a, dev = _backward_operands(grad_output, self, "leaky_relu_backward_cpu")
+    return C.make(K.leaky_relu_backward(g, a, slope), dev)
+
+
 KERNELS = {
     "gelu": gelu, "gelu_": gelu_, "silu": silu, "silu_": silu_, "elu": elu, "elu_": elu_,
     "leaky_relu": leaky_relu, "leaky_relu_": leaky_relu_, "softplus": softplus,
     "hardsigmoid": hardsigmoid, "hardsigmoid_": hardsigmoid_, "hardswish": hardswish, "hardswish_": hardswish_,
     "mish": mish, "mish_": mish_, "log_sigmoid": log_sigmoid, "logit": logit,
     "hardtanh": hardtanh, "hardtanh_": hardtanh_, "threshold": threshold, "threshold_": threshold_,
-    "threshold_backward": threshold_backward,
+    "threshold_backward": threshold_backward, "silu_backward": silu_backward,
+    "hardswish_backward": hardswish_backward, "hardsigmoid_backward": hardsigmoid_backward,
+    "hardtanh_backward": hardtanh_backward, "leaky_relu_backward": leaky_relu_backward,
 }
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..dispatch.ops_namespace import aten
+from . import grad_mode
 from .derivatives import derivative
 
 _mul, _div, _add, _neg = aten.mul.Tensor, aten.div.Tensor, aten.add.Tensor, aten.neg.default
@@ -24,6 +25,12 @@ def _zero_where(mask, g):
 
 def _sigmoid(x):
     return aten.sigmoid.default(x)
+
+
+def _fused(x) -> bool:
+    """Whether the gradient is torch's backward op (one dispatched op): a real floating input outside
+    ``create_graph``; under it the formula's composition, which differentiates again."""
+    return not grad_mode.tls.enabled and x.is_floating_point()
 
 
 # --- activations ---------------------------------------------------------------------------------------
@@ -53,6 +60,8 @@ def gelu_backward(ctx, g):
 @derivative("silu", "silu_", save=("self",))
 def silu_backward(ctx, g):
     x = ctx.self
+    if _fused(x):
+        return aten.silu_backward.default(g, x)
     s = _sigmoid(x)
     return _mul(g, _mul(s, aten.add.Scalar(_mul(x, aten.rsub.Scalar(s, 1)), 1)))
 
@@ -67,6 +76,8 @@ def elu_backward(ctx, g):
 
 @derivative("leaky_relu", "leaky_relu_", save=("self", "negative_slope"))
 def leaky_relu_backward(ctx, g):
+    if _fused(ctx.self):
+        return aten.leaky_relu_backward.default(g, ctx.self, ctx.negative_slope, False)
     return _where(aten.gt.Scalar(ctx.self, 0), g, _mul(g, float(ctx.negative_slope)))
 
 
@@ -79,6 +90,8 @@ def softplus_backward(ctx, g):
 @derivative("hardtanh", "hardtanh_", save=("self", "min_val", "max_val"))
 def hardtanh_backward(ctx, g):
     x = ctx.self
+    if _fused(x):
+        return aten.hardtanh_backward.default(g, x, ctx.min_val, ctx.max_val)
     inside = _and(aten.gt.Scalar(x, ctx.min_val), aten.lt.Scalar(x, ctx.max_val))
     return _zero_where(aten.logical_not.default(inside), g)
 
@@ -86,6 +99,8 @@ def hardtanh_backward(ctx, g):
 @derivative("hardsigmoid", "hardsigmoid_", save=("self",))
 def hardsigmoid_backward(ctx, g):
     x = ctx.self
+    if _fused(x):
+        return aten.hardsigmoid_backward.default(g, x)
     inside = _and(aten.gt.Scalar(x, -3), aten.lt.Scalar(x, 3))
     return _zero_where(aten.logical_not.default(inside), _div(g, 6))
 
@@ -93,9 +108,38 @@ def hardsigmoid_backward(ctx, g):
 @derivative("hardswish", "hardswish_", save=("self",))
 def hardswish_backward(ctx, g):
     x = ctx.self
+    if _fused(x):
+        return aten.hardswish_backward.default(g, x)
     middle = _mul(g, aten.add.Scalar(_div(x, 3), 0.5))
     # torch: the slope inside (-3, 3), 1 from 3 on, 0 up to -3
     return _zero_where(aten.le.Scalar(x, -3), _where(aten.lt.Scalar(x, 3), middle, g))
+
+
+# the backward ops' own gradients, torch's: each is linear in grad_output, and piecewise constant in self but
+# for hardswish's middle piece (silu_backward and hardsigmoid_backward have none in torch either)
+
+@derivative("hardswish_backward", inputs=("grad_output", "self"), save=("grad_output", "self"))
+def hardswish_backward_backward(ctx, gg):
+    x, n = ctx.self, ctx.needs_input_grad
+    gx = None
+    if n[1]:
+        inside = _and(aten.gt.Scalar(x, -3), aten.lt.Scalar(x, 3))
+        gx = _zero_where(aten.logical_not.default(inside), _div(_mul(gg, ctx.grad_output), 3))
+    return (aten.hardswish_backward.default(gg, x) if n[0] else None), gx
+
+
+@derivative("hardtanh_backward", inputs=("grad_output", "self"), save=("self", "min_val", "max_val"))
+def hardtanh_backward_backward(ctx, gg):
+    n = ctx.needs_input_grad
+    return (aten.hardtanh_backward.default(gg, ctx.self, ctx.min_val, ctx.max_val) if n[0] else None,
+            aten.zeros_like.default(gg) if n[1] else None)
+
+
+@derivative("leaky_relu_backward", inputs=("grad_output", "self"), save=("self", "negative_slope"))
+def leaky_relu_backward_backward(ctx, gg):
+    n = ctx.needs_input_grad
+    return (aten.leaky_relu_backward.default(gg, ctx.self, ctx.negative_slope, False) if n[0] else None,
+            aten.zeros_like.default(gg) if n[1] else None)
 
 
 @derivative("mish", "mish_", save=("self",))

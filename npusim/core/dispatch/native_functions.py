@@ -578,6 +578,11 @@ tensordot(Tensor self, Tensor other, int[] dims_self, int[] dims_other) -> Tenso
 threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
 threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
+silu_backward(Tensor grad_output, Tensor self) -> Tensor
+hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
+hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor
+hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
+leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 # == nn_activation: in-place forms and celu
 hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
 hardswish_(Tensor(a!) self) -> Tensor(a!)

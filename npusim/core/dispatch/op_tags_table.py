@@ -280,7 +280,8 @@ TAGGED = {
         "special_shifted_chebyshev_polynomial_w", "special_shifted_chebyshev_polynomial_w.n_scalar",
         "special_shifted_chebyshev_polynomial_w.x_scalar", "special_spherical_bessel_j0", "special_xlog1py",
         "special_xlog1py.other_scalar", "special_xlog1py.self_scalar", "special_zeta",
-        "special_zeta.other_scalar", "special_zeta.self_scalar", "square", "threshold", "threshold_backward",
+        "special_zeta.other_scalar", "special_zeta.self_scalar", "square", "threshold", "threshold_backward", "silu_backward", "hardswish_backward",
+        "hardsigmoid_backward", "hardtanh_backward", "leaky_relu_backward",
         "xlogy.Scalar_Other", "xlogy.Scalar_Self", "xlogy.Tensor",
     ),
     ('reduction',): (
