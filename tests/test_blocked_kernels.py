@@ -59,8 +59,11 @@ def test_clamp_number_bounds(intra_op_threads, dtype, bounds):
     else:
         x = _any_bits(dtype, 2)
     lo, hi = (None if b is None else np.dtype(dtype).type(b) for b in bounds)
-    expect = x if lo is None else np.maximum(x, lo)
-    expect = expect if hi is None else np.minimum(expect, hi)
+    # x is kept where it equals a bound, as in torch's kernels: NumPy's float16 loops return their first operand
+    # between equal values, its float32 and float64 loops their second
+    keep = (lambda f, b, v: f(v, b)) if np.dtype(dtype) == np.float16 else (lambda f, b, v: f(b, v))
+    expect = x if lo is None else keep(np.maximum, lo, x)
+    expect = expect if hi is None else keep(np.minimum, hi, expect)
     _same_bits(E.clamp(x, lo, hi), expect)
 
 
@@ -210,10 +213,10 @@ def test_inplace_ops_write_the_functional_bits_into_self(device, intra_op_thread
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_relu_gives_maximums_bits(device, intra_op_threads, dtype):
-    """relu of a large float tensor runs clamp's blocks: NumPy's maximum with 0, every bit pattern class."""
+    """relu of a large float tensor runs clamp's blocks: NumPy's maximum of 0 and x, every bit pattern class."""
     x = _any_bits(dtype, 31)
     with np.errstate(all="ignore"):
-        expect = np.maximum(x, dtype(0))
+        expect = np.maximum(dtype(0), x)
         _same_bits(npusim.relu(npusim.from_numpy(x).to(device)).cpu().numpy(), expect)
         t = npusim.from_numpy(x.copy()).to(device)
         t.relu_()
@@ -257,6 +260,25 @@ def test_activation_blocks_equal_the_whole_array_forms(intra_op_threads):
         _same_bits(NA.silu(dense), np.multiply(dense, E.sigmoid(dense)))
         np.testing.assert_array_equal(NA.silu(dense), NA.silu(strided))
         for lo, hi in ((-1.0, 1.0), (0.0, 6.0), (-0.0, 0.3)):
-            expect = np.minimum(np.maximum(strided, lo), hi)
+            expect = np.minimum(np.float32(hi), np.maximum(np.float32(lo), strided))
             _same_bits(NA.hardtanh(dense, lo, hi), expect)
             _same_bits(NA.hardtanh(strided, lo, hi), expect)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("size", [5, N])
+def test_clamp_family_keeps_signed_zeros_and_nans_as_torch(dtype, size):
+    """relu, clamp, clamp_min/max, hardtanh and relu6 keep the input where it equals a bound (relu(-0.0) is -0.0),
+    small tensors and blocked large ones alike."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(35).standard_normal(size).astype(dtype)
+    x[:5] = [-0.0, 0.0, np.nan, -np.nan, 6.0]
+    t, n = torch.from_numpy(x), npusim.from_numpy(x)
+    F, TF = npusim.nn.functional, torch.nn.functional
+    pairs = [(npusim.relu(n), torch.relu(t)), (npusim.clamp(n, min=0.0), torch.clamp(t, min=0.0)),
+             (npusim.clamp(n, -0.0, 0.0), torch.clamp(t, -0.0, 0.0)), (npusim.clamp(n, max=-0.0), torch.clamp(t, max=-0.0)),
+             (F.hardtanh(n, 0.0, 6.0), TF.hardtanh(t, 0.0, 6.0)), (F.relu6(n), TF.relu6(t)),
+             (n.clone().relu_(), t.clone().relu_()), (n.clone().clamp_(0.0, 6.0), t.clone().clamp_(0.0, 6.0))]
+    for ours, theirs in pairs:
+        _same_bits(ours.numpy(), theirs.numpy())

@@ -366,9 +366,11 @@ def lerp(start, end, weight, out=None):
 
 
 def clamp(a, lo, hi, out=None, into=None):
-    """min(max(a, lo), hi); NaN in ``a`` or in a bound propagates, as in torch. ``into`` (only ``a`` itself: the
-    in-place op) is where large arrays with number bounds are computed; others come back in a new array."""
+    """min(max(a, lo), hi), keeping ``a`` where it equals a bound (relu(-0.0) is -0.0), as torch's kernels do; NaN in
+    ``a`` or in a bound propagates. ``into`` (only ``a`` itself: the in-place op) is where large arrays with number
+    bounds are computed; others come back in a new array."""
     xp = namespace_of(a)
+    mx, mn = _keeping_second(a.dtype)
     if lo is None and hi is None:
         r = a.copy()
     elif xp is np and out is None and _blocks_fit(a) and _number_of(lo, a.dtype) and _number_of(hi, a.dtype):
@@ -380,32 +382,64 @@ def clamp(a, lo, hi, out=None, into=None):
 
         def passes(d, s):
             if lo_block is not None:
-                s = np.maximum(s, lo_block[:s.size], out=d)
+                s = mx(lo_block[:s.size], s, d)
             if hi_block is not None:
-                np.minimum(s, hi_block[:s.size], out=d)
+                mn(hi_block[:s.size], s, d)
         if not _in_blocks(dest, passes, a):
-            r = a if lo is None else np.maximum(a, lo, out=dest)
+            r = a if lo is None else mx(lo, a, dest)
             if hi is not None:
-                np.minimum(r, hi, out=dest)
+                mn(hi, r, dest)
         return dest
     elif xp is np and out is None:
         # into the offered out= array (or a new one), split when large; the second bound applied in place
-        r = P.binary(np.maximum, a, lo) if lo is not None else P.binary(np.minimum, a, hi)
+        r = mx(lo, a, None, P.binary) if lo is not None else mn(hi, a, None, P.binary)
         if lo is not None and hi is not None:
             in_place = r.__class__ is np.ndarray and getattr(hi, "dtype", None) == r.dtype and \
                 np.broadcast_shapes(r.shape, np.shape(hi)) == r.shape
-            r = P.binary(np.minimum, r, hi, r) if in_place else np.minimum(r, hi)
+            r = mn(hi, r, r if in_place else None, P.binary if in_place else _ufunc_call)
         return as_array(r)
     elif hi is None:
-        r = xp.maximum(a, lo)
+        r = mx(lo, a, None, _ufunc_call)
     elif lo is None:
-        r = xp.minimum(a, hi)
+        r = mn(hi, a, None, _ufunc_call)
     else:
-        r = xp.minimum(xp.maximum(a, lo), hi)
+        r = mn(hi, mx(lo, a, None, _ufunc_call), None, _ufunc_call)
     if out is not None:
         out[...] = r
         return out
     return as_array(r)
+
+
+def _ufunc_call(ufunc, x, y, out=None):
+    return ufunc(x, y) if out is None else ufunc(x, y, out=out)
+
+
+def _keeping_second(dtype):
+    """(mx, mn): ``mx(bound, x, out, call=_ufunc_call)`` the maximum of a bound and ``x`` that is ``x`` where the two
+    are equal (so -0.0 stays -0.0 against a bound 0.0), ``mn`` the minimum alike. Which operand NumPy's maximum and
+    minimum return between equal values depends on the dtype's loop: the second for float32, float64 and bfloat16
+    (as the x86 max/min instructions do), the first for float16 and longdouble; CuPy arrays take the same order."""
+    return _X_FIRST if dtype in _FIRST_ON_TIES else _X_SECOND
+
+
+def _mx_x_second(bound, x, out, call=_ufunc_call):
+    return call(namespace_of(x).maximum if x.__class__ is not np.ndarray else np.maximum, bound, x, out)
+
+
+def _mn_x_second(bound, x, out, call=_ufunc_call):
+    return call(namespace_of(x).minimum if x.__class__ is not np.ndarray else np.minimum, bound, x, out)
+
+
+def _mx_x_first(bound, x, out, call=_ufunc_call):
+    return call(namespace_of(x).maximum if x.__class__ is not np.ndarray else np.maximum, x, bound, out)
+
+
+def _mn_x_first(bound, x, out, call=_ufunc_call):
+    return call(namespace_of(x).minimum if x.__class__ is not np.ndarray else np.minimum, x, bound, out)
+
+
+_X_SECOND, _X_FIRST = (_mx_x_second, _mn_x_second), (_mx_x_first, _mn_x_first)
+_FIRST_ON_TIES = (np.dtype(np.float16), np.dtype(np.longdouble))
 
 
 def _number_of(bound, dtype) -> bool:

@@ -235,8 +235,9 @@ def relu(self):
     a = self._a
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
-    if a.dtype in _F32_F64:
-        return C.wrap(K.clamp(a, a.dtype.type(0), None), self._device)   # large arrays: clamp's faster blocks
+    if C.is_float(a.dtype):
+        # clamp's max with 0: -0.0 stays -0.0 as in torch, and large arrays take its faster blocks
+        return C.wrap(K.clamp(a, a.dtype.type(0), None), self._device)
     return C.wrap(P.binary(np.maximum, a, a.dtype.type(0)), self._device)
 
 
@@ -245,8 +246,8 @@ def relu_(self):
     if a.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     C.check_writable(self)
-    if a.dtype in _F32_F64 and a.__class__ is _ndarray:
-        return C.write_out(self, K.clamp(a, a.dtype.type(0), None, into=a))
+    if C.is_float(a.dtype):
+        return C.write_out(self, K.clamp(a, a.dtype.type(0), None, into=a if a.__class__ is _ndarray else None))
     P.binary(np.maximum, a, a.dtype.type(0), a)
     self._bump_version()
     return self
