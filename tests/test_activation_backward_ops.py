@@ -153,3 +153,58 @@ def test_matches_torch(dtype):
         np.testing.assert_array_equal(np.isnan(ours[finite]), np.isnan(theirs[finite]))
         bound = 16 * np.finfo(dtype).eps * np.abs(g[finite]) * (1 + np.abs(x[finite]))
         assert np.all(np.abs(ours[finite] - theirs[finite]) <= bound)
+
+
+ELU_ARGS = [(1.0, 1.0, 1.0, False), (0.5, 2.0, 1.5, False), (1.6732632423543772, 1.0507009873554805, 1.0, False),
+            (1.0, 1.0, 1.0, True)]
+
+
+def test_elu_and_softplus_backward_blocks_and_autograd(device, intra_op_threads):
+    x, g = _data(np.float32, 3)
+    with np.errstate(all="ignore"):
+        for args in ELU_ARGS:
+            _same_bits(K.elu_backward(g, x, *args), np.ascontiguousarray(K.elu_backward(g[None], x[None], *args)[0]))
+        for beta, thr in ((1.0, 20.0), (2.0, 1.0)):
+            _same_bits(K.softplus_backward(g, x, beta, thr),
+                       np.ascontiguousarray(K.softplus_backward(g[None], x[None], beta, thr)[0]))
+    for fn, op in ((F.elu, "aten::elu_backward"), (F.selu, None), (lambda t: F.celu(t, 2.0), "aten::elu_backward"),
+                   (F.softplus, "aten::softplus_backward")):
+        xs = npusim.tensor(np.linspace(-5, 25, 31), device=device, requires_grad=True)
+        y = fn(xs)
+        seen = op_names_seen(lambda: y.backward(npusim.ones_like(y)))
+        if op is not None:
+            assert op in seen and "aten::exp" not in seen, seen
+        x2 = npusim.tensor(np.linspace(-5, 25, 31), device=device, requires_grad=True)
+        (g2,) = npusim.autograd.grad(fn(x2), x2, npusim.ones_like(y), create_graph=True)
+        np.testing.assert_allclose(host(xs.grad), host(g2.detach()), rtol=1e-6, atol=1e-7)
+    # a NaN input takes the exp side, as torch's vectorised kernels do
+    nan = npusim.tensor([NAN], device=device)
+    assert math.isnan(aten.elu_backward(npusim.ones(1, device=device), 1.0, 1.0, 1.0, False, nan).item())
+    with pytest.raises(RuntimeError, match="In-place elu backward calculation is triggered with a negative slope"):
+        aten.elu_backward(npusim.ones(1, device=device), -1.0, 1.0, 1.0, True, nan)
+    long = npusim.ones(2, dtype=npusim.long, device=device)
+    with pytest.raises(NotImplementedError, match="\"softplus_backward_cpu\" not implemented for 'Long'"):
+        aten.softplus_backward(long, long, 1.0, 20.0)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elu_and_softplus_backward_match_torch(dtype):
+    """torch's vectorised exp is not NumPy's: the results are a few ulps of their terms apart."""
+    torch = pytest.importorskip("torch")
+    x, g = _data(dtype, 4)
+    x = np.clip(x, -30, 30)      # exp's range: the terms stay finite
+    eps = np.finfo(dtype).eps
+    with np.errstate(all="ignore"):
+        for args in ELU_ARGS:
+            ours = aten.elu_backward(npusim.from_numpy(g), *args, npusim.from_numpy(x)).numpy()
+            theirs = torch.ops.aten.elu_backward(torch.from_numpy(g), *args, torch.from_numpy(x)).numpy()
+            np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+            ok = ~np.isnan(ours)
+            np.testing.assert_allclose(ours[ok], theirs[ok], rtol=8 * eps, atol=0)
+        for beta, thr in ((1.0, 20.0), (2.0, 1.0)):
+            ours = aten.softplus_backward(npusim.from_numpy(g), npusim.from_numpy(x), beta, thr).numpy()
+            theirs = torch.ops.aten.softplus_backward(torch.from_numpy(g), torch.from_numpy(x), beta, thr).numpy()
+            np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+            ok = ~np.isnan(ours)
+            np.testing.assert_allclose(ours[ok], theirs[ok], rtol=8 * eps, atol=8 * np.finfo(dtype).tiny)

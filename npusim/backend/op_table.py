@@ -110,7 +110,8 @@ OPS = [
     NpuOp("gelu", capacity=B.SAME_AS_SELF, cupy=("default",)),  # CuPy: exact and tanh
     *_ops("clone contiguous flip roll tril triu _softmax _log_softmax elu silu hardsigmoid hardswish hardtanh "
           "leaky_relu log_sigmoid logit mish threshold threshold_backward silu_backward hardswish_backward "
-          "hardsigmoid_backward hardtanh_backward leaky_relu_backward", capacity=B.SAME_AS_SELF),
+          "hardsigmoid_backward hardtanh_backward leaky_relu_backward elu_backward softplus_backward",
+          capacity=B.SAME_AS_SELF),
     NpuOp("softplus", capacity=B.SAME_AS_SELF, autocast=A.FP32),
     *_ops("isfinite isinf isnan isneginf isposinf isreal logical_not signbit",          # bool results
           capacity=B.SELF_ELEMENTS),

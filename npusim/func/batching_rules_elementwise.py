@@ -24,6 +24,7 @@ POINTWISE = (
     "sinh sqrt square sub tan tanh trunc where xlogy addcdiv addcmul polygamma masked_fill "
     "elu gelu hardsigmoid hardswish hardtanh leaky_relu log_sigmoid mish selu silu softplus threshold celu "
     "threshold_backward silu_backward hardswish_backward hardsigmoid_backward hardtanh_backward leaky_relu_backward "
+    "elu_backward softplus_backward "
     "special_entr special_erfcx special_i0e special_i1 special_i1e special_log_ndtr special_ndtr "
     "special_ndtri "
     "special_xlog1py special_zeta special_airy_ai special_bessel_j0 special_bessel_j1 special_bessel_y0 "

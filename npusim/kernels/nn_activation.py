@@ -208,13 +208,8 @@ def selu(a):
 
 
 def selu_backward(g, a):
-    """d selu(x) / dx times ``g``, in one pass."""
-    xp = namespace_of(a)
-    x = opmath(a)
-    go = opmath(g)
-    # torch takes the negative branch at 0
-    slope = xp.where(x <= 0, xp.exp(xp.minimum(x, 0)) * (SELU_ALPHA * SELU_SCALE), SELU_SCALE)
-    return cast_like(go * slope, a)
+    """d selu(x) / dx times ``g``: torch's, elu_backward with selu's constants (the negative branch at 0)."""
+    return elu_backward(g, a, SELU_ALPHA, SELU_SCALE, 1.0, False)
 
 
 def leaky_relu(a, negative_slope=0.01):
@@ -454,3 +449,60 @@ def leaky_relu_backward(g, a, negative_slope):
 def _leaky_relu_backward_block(out, work, x, go, negative_slope):
     scaled = np.multiply(go, negative_slope, out=work[0])
     select_into(out, np.greater(x, 0, out=_mask(x.shape[0])), go, scaled)
+
+
+def elu_backward(g, a, alpha, scale, input_scale, is_result):
+    """torch's: dy * scale where x > 0; elsewhere (NaN too, as torch's vectorised kernel) dy * input_scale *
+    (alpha * scale) * exp(x * input_scale), or from an in-place elu's result y, dy * input_scale * (y + alpha *
+    scale). The coefficients are in the computation dtype (alpha * scale rounded there), products left to right."""
+    xp = namespace_of(a)
+    x, go = opmath(a), opmath(g)
+    t = x.dtype.type
+    neg_coef, pos_coef, in_coef = t(alpha) * t(scale), t(scale), t(input_scale)
+    if _pair_blockwise(x, go):
+        return _by_blocks(lambda out, work, xb, gb: _elu_backward_block(out, work, xb, gb, neg_coef, pos_coef,
+                                                                        in_coef, is_result), 2, x, go)
+    if is_result:
+        negative = go * in_coef * (x + neg_coef)
+    else:
+        negative = go * in_coef * neg_coef * xp.exp(x * in_coef)
+    return cast_like(xp.where(x > 0, go * pos_coef, negative), a)
+
+
+def _elu_backward_block(out, work, x, go, neg_coef, pos_coef, in_coef, is_result):
+    neg, scaled = work
+    if is_result:
+        np.add(x, neg_coef, out=neg)
+    else:
+        np.multiply(x, in_coef, out=neg)
+        np.exp(neg, out=neg)
+    np.multiply(go, in_coef, out=scaled)
+    if not is_result:
+        np.multiply(scaled, neg_coef, out=scaled)
+    np.multiply(scaled, neg, out=neg)
+    np.multiply(go, pos_coef, out=scaled)
+    select_into(out, np.greater(x, 0, out=_mask(x.shape[0])), scaled, neg)
+
+
+def softplus_backward(g, a, beta, threshold):
+    """torch's: dy where x * beta > threshold, else dy * z / (z + 1) with z = exp(x * beta), left to right."""
+    xp = namespace_of(a)
+    x, go = opmath(a), opmath(g)
+    b, thr = x.dtype.type(beta), x.dtype.type(threshold)
+    if _pair_blockwise(x, go):
+        return _by_blocks(lambda out, work, xb, gb: _softplus_backward_block(out, work, xb, gb, b, thr), 2, x, go)
+    z = x * b
+    above = z > thr
+    e = xp.exp(z)
+    return cast_like(xp.where(above, go, go * e / (e + 1)), a)
+
+
+def _softplus_backward_block(out, work, x, go, b, thr):
+    z, num = work
+    np.multiply(x, b, out=z)
+    above = np.greater(z, thr, out=_mask(x.shape[0]))
+    np.exp(z, out=z)
+    np.multiply(go, z, out=num)
+    np.add(z, 1, out=z)
+    np.divide(num, z, out=num)
+    select_into(out, above, go, num)

@@ -236,6 +236,20 @@ def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
     return C.make(K.leaky_relu_backward(g, a, slope), dev)
 
 
+def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+    if is_result and _number(alpha) < 0:
+        raise RuntimeError("In-place elu backward calculation is triggered with a negative slope which is not "
+                           "supported. This is caused by calling in-place forward function with a negative slope, "
+                           "please call out-of-place version instead.")
+    g, a, dev = _backward_operands(grad_output, self_or_result, "elu_backward_cpu")
+    return C.make(K.elu_backward(g, a, _number(alpha), _number(scale), _number(input_scale), bool(is_result)), dev)
+
+
+def softplus_backward(grad_output, self, beta, threshold):
+    g, a, dev = _backward_operands(grad_output, self, "softplus_backward_cpu")
+    return C.make(K.softplus_backward(g, a, _number(beta), _number(threshold)), dev)
+
+
 KERNELS = {
     "gelu": gelu, "gelu_": gelu_, "silu": silu, "silu_": silu_, "elu": elu, "elu_": elu_,
     "leaky_relu": leaky_relu, "leaky_relu_": leaky_relu_, "softplus": softplus,
@@ -245,6 +259,7 @@ KERNELS = {
     "threshold_backward": threshold_backward, "silu_backward": silu_backward,
     "hardswish_backward": hardswish_backward, "hardsigmoid_backward": hardsigmoid_backward,
     "hardtanh_backward": hardtanh_backward, "leaky_relu_backward": leaky_relu_backward,
+    "elu_backward": elu_backward, "softplus_backward": softplus_backward,
 }
 
 # Ops that decompose into other ops (CompositeImplicitAutograd): autograd comes from the parts.

@@ -37,7 +37,7 @@ HANDLED_ELSEWHERE = frozenset({
     "_thnn_fused_gru_cell_backward",
     # backward ops that backward_kernels.py registers on the arrays
     "threshold_backward", "native_layer_norm_backward", "mse_loss_backward", "_softmax_backward_data",
-    "silu_backward",
+    "silu_backward", "elu_backward", "softplus_backward",
     # the gradient scaler's ops: amp_kernels.py registers them on the arrays
     "_amp_foreach_non_finite_check_and_unscale_", "_amp_update_scale_",
 })

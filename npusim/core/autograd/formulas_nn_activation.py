@@ -69,6 +69,8 @@ def silu_backward(ctx, g):
 @derivative("elu", "elu_", save=("self", "alpha", "scale", "input_scale"))
 def elu_backward(ctx, g):
     x = ctx.self
+    if _fused(x):
+        return aten.elu_backward.default(g, ctx.alpha, ctx.scale, ctx.input_scale, False, x)
     alpha, scale, input_scale = float(ctx.alpha), float(ctx.scale), float(ctx.input_scale)
     negative = _mul(aten.exp.default(_mul(x, input_scale)), alpha * scale * input_scale)
     return _mul(g, aten.where.ScalarOther(aten.le.Scalar(x, 0), negative, scale))
@@ -83,6 +85,8 @@ def leaky_relu_backward(ctx, g):
 
 @derivative("softplus", save=("self", "beta", "threshold"))
 def softplus_backward(ctx, g):
+    if _fused(ctx.self):
+        return aten.softplus_backward.default(g, ctx.self, ctx.beta, ctx.threshold)
     z = _mul(ctx.self, float(ctx.beta))
     return _where(aten.gt.Scalar(z, ctx.threshold), g, _mul(g, _sigmoid(z)))
 
@@ -116,7 +120,9 @@ def hardswish_backward(ctx, g):
 
 
 # the backward ops' own gradients, torch's: each is linear in grad_output, and piecewise constant in self but
-# for hardswish's middle piece (silu_backward and hardsigmoid_backward have none in torch either)
+# for hardswish's middle piece (silu_backward and hardsigmoid_backward have none in torch either; elu_backward's
+# and softplus_backward's torch formulas are not written here: called directly with inputs that require grad,
+# they refuse at backward, "derivative for aten::elu_backward is not implemented")
 
 @derivative("hardswish_backward", inputs=("grad_output", "self"), save=("grad_output", "self"))
 def hardswish_backward_backward(ctx, gg):

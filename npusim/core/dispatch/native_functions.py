@@ -583,6 +583,8 @@ hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
 hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor
 hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
+elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
+softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 # == nn_activation: in-place forms and celu
 hardsigmoid_(Tensor(a!) self) -> Tensor(a!)
 hardswish_(Tensor(a!) self) -> Tensor(a!)
