@@ -282,3 +282,16 @@ def test_clamp_family_keeps_signed_zeros_and_nans_as_torch(dtype, size):
              (n.clone().relu_(), t.clone().relu_()), (n.clone().clamp_(0.0, 6.0), t.clone().clamp_(0.0, 6.0))]
     for ours, theirs in pairs:
         _same_bits(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sign_blocks_give_the_comparisons_difference(device, intra_op_threads, dtype):
+    """sign of a large float tensor: (x > 0) - (x < 0) per block, 0 for NaN and both zeros (+0), every bit class."""
+    x = _any_bits(dtype, 41)
+    with np.errstate(all="ignore"):
+        expect = (x > 0).astype(dtype) - (x < 0).astype(dtype)
+        _same_bits(E.sign(x), expect)
+        t = npusim.from_numpy(x.copy()).to(device)
+        _same_bits(npusim.sign(t).cpu().numpy(), expect)
+        t.sign_()
+        _same_bits(t.cpu().numpy(), expect)

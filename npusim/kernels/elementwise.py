@@ -286,6 +286,11 @@ def sign(a, out=None):
     """torch.sign: -1, 0 or 1 in the input dtype; sign(nan) and sign(-0.0) are 0 (sgn of complex: z / |z|)."""
     if a.dtype.kind == "c":
         return KX.sgn(a, out)
+    if out is None and a.__class__ is np.ndarray and a.dtype in _F32_F64 and _blocks_fit(a):
+        # the same comparisons, their 0 / 1 written as floats, and the difference, per cache-sized block
+        dest = _block_dest(a.shape, a.dtype)
+        if _in_blocks(dest, _sign_block, a):
+            return dest
     if a.dtype == np.bool_:
         r = a.copy()
     elif a.dtype.kind == "u":
@@ -296,6 +301,11 @@ def sign(a, out=None):
         out[...] = r
         return out
     return as_array(r)
+
+
+def _sign_block(d, x):
+    positive = np.greater(x, 0, out=P.scratch("sign.positive", x.shape[0], x.dtype))
+    np.subtract(positive, np.less(x, 0, out=d), out=d)
 
 
 def reciprocal(a, out=None):
