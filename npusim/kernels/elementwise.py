@@ -432,23 +432,17 @@ def _keeping_second(dtype):
     return _X_FIRST if dtype in _FIRST_ON_TIES else _X_SECOND
 
 
-def _mx_x_second(bound, x, out, call=_ufunc_call):
-    return call(namespace_of(x).maximum if x.__class__ is not np.ndarray else np.maximum, bound, x, out)
+def _bound_op(name, x_first):
+    """``op(bound, x, out, call=_ufunc_call)``: NumPy's (or x's namespace's) ufunc ``name`` of a bound and ``x``,
+    ``x`` as its first operand or its second."""
+    def op(bound, x, out, call=_ufunc_call):
+        ufunc = getattr(np if x.__class__ is np.ndarray else namespace_of(x), name)
+        return call(ufunc, x, bound, out) if x_first else call(ufunc, bound, x, out)
+    return op
 
 
-def _mn_x_second(bound, x, out, call=_ufunc_call):
-    return call(namespace_of(x).minimum if x.__class__ is not np.ndarray else np.minimum, bound, x, out)
-
-
-def _mx_x_first(bound, x, out, call=_ufunc_call):
-    return call(namespace_of(x).maximum if x.__class__ is not np.ndarray else np.maximum, x, bound, out)
-
-
-def _mn_x_first(bound, x, out, call=_ufunc_call):
-    return call(namespace_of(x).minimum if x.__class__ is not np.ndarray else np.minimum, x, bound, out)
-
-
-_X_SECOND, _X_FIRST = (_mx_x_second, _mn_x_second), (_mx_x_first, _mn_x_first)
+_X_SECOND = (_bound_op("maximum", False), _bound_op("minimum", False))
+_X_FIRST = (_bound_op("maximum", True), _bound_op("minimum", True))
 _FIRST_ON_TIES = (np.dtype(np.float16), np.dtype(np.longdouble))
 
 
