@@ -18,7 +18,6 @@ from ..kernels.array_api import HALF_TYPES
 from . import common as C
 
 _ndarray = np.ndarray
-_F32_F64 = (np.dtype(np.float32), np.dtype(np.float64))
 FROM_NP = C.FROM_NP
 
 
@@ -90,14 +89,14 @@ def make_same_op(fn, *, kernel_name, allow_bool=True, bool_error=None, int_ident
     def inplace(self):
         a = self._a
         check(a)
-        if elementwise_out and not (int_identity and a.dtype.kind in "iu") and a.__class__ is _ndarray:
+        if int_identity and a.dtype.kind in "iu":
+            self._bump_version()
+        elif elementwise_out and a.__class__ is _ndarray:
             C.check_writable(self)
             fn(a, out=a)
             self._bump_version()
-        elif not (int_identity and a.dtype.kind in "iu"):
-            C.write_out(self, fn(a))
         else:
-            self._bump_version()
+            C.write_out(self, fn(a))
         return self
 
     return functional, out_, inplace
