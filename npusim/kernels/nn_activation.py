@@ -412,11 +412,15 @@ def hardsigmoid_backward(g, a):
 
 
 def _hardsigmoid_backward_block(out, work, x, go, sixth):
-    n = x.shape[0]
     scaled = np.multiply(go, sixth, out=work[0])
-    inside = np.greater(x, -3, out=_mask(n))
-    np.logical_and(inside, np.less(x, 3, out=parallel.scratch("activation.mask2", n, np.bool_)), out=inside)
-    select_into(out, inside, scaled, _zeros(n))
+    select_into(out, _strictly_inside(x, -3, 3), scaled, _zeros(x.shape[0]))
+
+
+def _strictly_inside(x, lo, hi):
+    """The block mask lo < x < hi (False for NaN), in this thread's mask scratch."""
+    inside = np.greater(x, lo, out=_mask(x.shape[0]))
+    return np.logical_and(inside, np.less(x, hi, out=parallel.scratch("activation.mask2", x.shape[0], np.bool_)),
+                          out=inside)
 
 
 def hardtanh_backward(g, a, min_val, max_val):
@@ -430,10 +434,7 @@ def hardtanh_backward(g, a, min_val, max_val):
 
 
 def _hardtanh_backward_block(out, x, go, lo, hi):
-    n = x.shape[0]
-    inside = np.greater(x, lo, out=_mask(n))
-    np.logical_and(inside, np.less(x, hi, out=parallel.scratch("activation.mask2", n, np.bool_)), out=inside)
-    select_into(out, inside, go, _zeros(n))
+    select_into(out, _strictly_inside(x, lo, hi), go, _zeros(x.shape[0]))
 
 
 def leaky_relu_backward(g, a, negative_slope):

@@ -27,6 +27,11 @@ def _sigmoid(x):
     return aten.sigmoid.default(x)
 
 
+def _strictly_inside(x, lo, hi):
+    """lo < x < hi (False for NaN)."""
+    return _and(aten.gt.Scalar(x, lo), aten.lt.Scalar(x, hi))
+
+
 def _fused(x) -> bool:
     """Whether the gradient is torch's backward op (one dispatched op): a real floating input outside
     ``create_graph``; under it the formula's composition, which differentiates again."""
@@ -96,8 +101,7 @@ def hardtanh_backward(ctx, g):
     x = ctx.self
     if _fused(x):
         return aten.hardtanh_backward.default(g, x, ctx.min_val, ctx.max_val)
-    inside = _and(aten.gt.Scalar(x, ctx.min_val), aten.lt.Scalar(x, ctx.max_val))
-    return _zero_where(aten.logical_not.default(inside), g)
+    return _zero_where(aten.logical_not.default(_strictly_inside(x, ctx.min_val, ctx.max_val)), g)
 
 
 @derivative("hardsigmoid", "hardsigmoid_", save=("self",))
@@ -105,8 +109,7 @@ def hardsigmoid_backward(ctx, g):
     x = ctx.self
     if _fused(x):
         return aten.hardsigmoid_backward.default(g, x)
-    inside = _and(aten.gt.Scalar(x, -3), aten.lt.Scalar(x, 3))
-    return _zero_where(aten.logical_not.default(inside), _div(g, 6))
+    return _zero_where(aten.logical_not.default(_strictly_inside(x, -3, 3)), _div(g, 6))
 
 
 @derivative("hardswish", "hardswish_", save=("self",))
@@ -129,8 +132,7 @@ def hardswish_backward_backward(ctx, gg):
     x, n = ctx.self, ctx.needs_input_grad
     gx = None
     if n[1]:
-        inside = _and(aten.gt.Scalar(x, -3), aten.lt.Scalar(x, 3))
-        gx = _zero_where(aten.logical_not.default(inside), _div(_mul(gg, ctx.grad_output), 3))
+        gx = _zero_where(aten.logical_not.default(_strictly_inside(x, -3, 3)), _div(_mul(gg, ctx.grad_output), 3))
     return (aten.hardswish_backward.default(gg, x) if n[0] else None), gx
 
 
